@@ -1,0 +1,5 @@
+//! Benchmarks and the scale harness of OCM for Rust.
+//!
+//! Criterion benchmarks of the pure helpers and load harnesses for the control plane and the
+//! controllers live in this package as they are built; their numbers are recorded, with the
+//! commands that produced them, in `docs/performance.md`.

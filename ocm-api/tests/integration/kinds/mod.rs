@@ -1,0 +1,10 @@
+//! The type of every (apiVersion, kind), for the round-trip tests; one file per API group.
+
+use serde_json::Value;
+
+mod cluster;
+
+/// Round-trips `value` through the type of `api_version`/`kind`, or `None` for an unknown kind.
+pub fn roundtrip(api_version: &str, kind: &str, value: &Value) -> Option<Result<Value, String>> {
+    cluster::roundtrip(api_version, kind, value)
+}
