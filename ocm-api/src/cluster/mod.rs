@@ -3,8 +3,10 @@
 //! | version | kinds |
 //! |---|---|
 //! | [`v1`] | [`ManagedCluster`](v1::ManagedCluster) |
+//! | [`v1alpha1`] | rollout strategies |
 
 pub mod v1;
+pub mod v1alpha1;
 
 use crate::crd::{self, GeneratedCrd, InstallTarget, VersionedCrd};
 
