@@ -203,6 +203,10 @@ pub fn build(info: &KindInfo<'_>) -> Result<CustomResourceDefinition> {
 pub fn all() -> Result<Vec<GeneratedCrd>> {
     let mut crds = Vec::new();
     crds.extend(crate::cluster::crds()?);
+    crds.extend(crate::multicluster::crds()?);
+    crds.extend(crate::about::crds()?);
+    crds.extend(crate::work::crds()?);
+    crds.extend(crate::operator::crds()?);
     crds.sort_by_key(GeneratedCrd::relative_path);
     Ok(crds)
 }

@@ -7,13 +7,27 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cluster`] | `cluster.open-cluster-management.io`: ManagedCluster, cluster sets, placement, claims |
+//! | [`work`] | `work.open-cluster-management.io`: ManifestWork, AppliedManifestWork, ManifestWorkReplicaSet |
+//! | [`operator`] | `operator.open-cluster-management.io`: ClusterManager, Klusterlet |
+//! | [`multicluster`] | `multicluster.x-k8s.io` (SIG-Multicluster, installed on the hub): ClusterProfile |
+//! | [`about`] | `about.k8s.io` (SIG-Multicluster, installed on managed clusters): ClusterProperty |
+//! | [`names`] | wire names in one place: labels, annotations, finalizers, conditions, object names, feature gates |
+//! | [`conditions`] | setting and reading status conditions with Kubernetes semantics |
+//! | [`spec_hash`] | the Go-compatible configuration spec hash (and Go-compatible JSON) |
 //! | [`meta`] | Kubernetes types the kinds embed (conditions, label selectors) with their CRD schemas |
 //! | [`schema`] | structural OpenAPI schemas generated from the types |
 //! | [`crd`] | the CustomResourceDefinitions of every kind |
 //! | [`resource`] | how the root type of each kind is defined |
 
+pub mod about;
 pub mod cluster;
+pub mod conditions;
 pub mod crd;
 pub mod meta;
+pub mod multicluster;
+pub mod names;
+pub mod operator;
 pub mod resource;
 pub mod schema;
+pub mod spec_hash;
+pub mod work;

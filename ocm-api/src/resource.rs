@@ -66,6 +66,7 @@ macro_rules! custom_resource {
             impl $kind {
                 /// A new object with this name and spec, and no status.
                 #[must_use]
+                #[allow(clippy::needless_update, reason = "kinds without a status have no other fields")]
                 pub fn new(name: &str, spec: $spec) -> Self {
                     Self {
                         metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {

@@ -150,6 +150,12 @@ pub fn int_or_string_schema(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// Schema of an integer without a `format` (Go `int`), for `i64` fields whose upstream schema
+/// gives none.
+pub fn integer_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer" })
+}
+
 /// Schema of a complete Kubernetes object embedded as raw JSON (a ManifestWork manifest).
 pub fn embedded_resource_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({

@@ -3,10 +3,14 @@
 //! | version | kinds |
 //! |---|---|
 //! | [`v1`] | [`ManagedCluster`](v1::ManagedCluster) |
-//! | [`v1alpha1`] | rollout strategies |
+//! | [`v1beta2`] | [`ManagedClusterSet`](v1beta2::ManagedClusterSet), [`ManagedClusterSetBinding`](v1beta2::ManagedClusterSetBinding) |
+//! | [`v1beta1`] | [`Placement`](v1beta1::Placement), [`PlacementDecision`](v1beta1::PlacementDecision) |
+//! | [`v1alpha1`] | [`ClusterClaim`](v1alpha1::ClusterClaim) (on managed clusters), [`AddOnPlacementScore`](v1alpha1::AddOnPlacementScore), rollout strategies |
 
 pub mod v1;
 pub mod v1alpha1;
+pub mod v1beta1;
+pub mod v1beta2;
 
 use crate::crd::{self, GeneratedCrd, InstallTarget, VersionedCrd};
 
@@ -15,8 +19,20 @@ pub const GROUP: &str = "cluster.open-cluster-management.io";
 
 /// The CRDs of this group.
 pub(crate) fn crds() -> crd::Result<Vec<GeneratedCrd>> {
-    Ok(vec![GeneratedCrd {
+    let hub = |crd| GeneratedCrd {
         target: InstallTarget::Hub,
-        crd: v1::ManagedCluster::versioned_crd()?,
-    }])
+        crd,
+    };
+    Ok(vec![
+        hub(v1::ManagedCluster::versioned_crd()?),
+        hub(v1beta2::ManagedClusterSet::versioned_crd()?),
+        hub(v1beta2::ManagedClusterSetBinding::versioned_crd()?),
+        hub(v1beta1::Placement::versioned_crd()?),
+        hub(v1beta1::PlacementDecision::versioned_crd()?),
+        hub(v1alpha1::AddOnPlacementScore::versioned_crd()?),
+        GeneratedCrd {
+            target: InstallTarget::Managed,
+            crd: v1alpha1::ClusterClaim::versioned_crd()?,
+        },
+    ])
 }

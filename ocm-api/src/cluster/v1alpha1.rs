@@ -1,9 +1,11 @@
 //! `cluster.open-cluster-management.io/v1alpha1`: rollout strategies (shared by
 //! ManifestWorkReplicaSet and ClusterManagementAddOn), ClusterClaim and AddOnPlacementScore.
 
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::apimachinery::pkg::{apis::meta::v1::Time, util::intstr::IntOrString};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::meta::Condition;
 
 /// The pattern of `maxFailures` and `maxConcurrency`: a count or a percentage up to 100%.
 pub const COUNT_OR_PERCENT_PATTERN: &str = r"^((100|[0-9]{1,2})%|[0-9]+)$";
@@ -117,6 +119,87 @@ pub struct MandatoryDecisionGroup {
     /// The name of the decision group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_name: Option<String>,
+}
+
+crate::resource::custom_resource! {
+    /// A fact a managed cluster states about itself, such as its ID or platform.
+    ///
+    /// ClusterClaims are created on the managed cluster; the registration agent copies their names
+    /// and values into the `status.clusterClaims` of the cluster's ManagedCluster on the hub, where
+    /// placements can select on them. A claim labelled `open-cluster-management.io/spoke-only` stays
+    /// on the managed cluster. The well-known claim names are in
+    /// [`objects::RESERVED_CLUSTER_CLAIMS`](crate::names::objects::RESERVED_CLUSTER_CLAIMS).
+    pub struct ClusterClaim {
+        group: super::GROUP,
+        version: "v1alpha1",
+        plural: "clusterclaims",
+        scope: Cluster,
+        short_names: [],
+        spec: ClusterClaimSpec,
+        spec_required: false,
+        printer_columns: [],
+        description: "A fact a managed cluster states about itself, created on the managed cluster; its name \
+            is the claim's name. The registration agent reports claims in the status of the cluster's \
+            ManagedCluster on the hub, where placements can select on them.",
+    }
+}
+
+/// The value of a cluster claim.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterClaimSpec {
+    /// The claimed value; its meaning depends on the claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024))]
+    pub value: Option<String>,
+}
+
+crate::resource::custom_resource! {
+    /// Scores that an add-on publishes for one managed cluster, for placements to rank clusters by.
+    ///
+    /// It lives in the cluster's namespace on the hub. A placement uses a score by naming this
+    /// object and the score in a prioritizer of type `AddOn`, or through
+    /// `managedCluster.scores("<name>")` in a CEL selector. Once `validUntil` has passed,
+    /// placements ignore the scores.
+    pub struct AddOnPlacementScore {
+        group: super::GROUP,
+        version: "v1alpha1",
+        plural: "addonplacementscores",
+        scope: Namespaced,
+        short_names: [],
+        status: AddOnPlacementScoreStatus,
+        printer_columns: [],
+        description: "Scores that an add-on publishes for one managed cluster, in the cluster's namespace on \
+            the hub; placements rank clusters by them through AddOn prioritizers and CEL selectors.",
+    }
+}
+
+/// The scores of one cluster.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnPlacementScoreStatus {
+    /// The conditions of the scores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Option<Vec<Condition>>,
+    /// The scores, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub scores: Option<Vec<AddOnPlacementScoreItem>>,
+    /// When the scores stop being valid; they never expire when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<Time>,
+}
+
+/// One named score.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOnPlacementScoreItem {
+    /// The score's name, which prioritizers refer to.
+    pub name: String,
+    /// The score, from -100 to 100.
+    #[schemars(range(min = -100, max = 100))]
+    pub value: i32,
 }
 
 #[cfg(test)]

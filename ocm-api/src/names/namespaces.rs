@@ -1,0 +1,14 @@
+//! Well-known namespaces.
+
+/// Where the hub components (and the add-on manager) run by default.
+pub const HUB: &str = "open-cluster-management-hub";
+/// Where the klusterlet agents run by default.
+pub const AGENT: &str = "open-cluster-management-agent";
+/// Where add-on agents are installed on managed clusters by default.
+pub const ADDON_AGENT: &str = "open-cluster-management-agent-addon";
+
+/// The hub namespace of a managed cluster, which is named after the cluster.
+#[must_use]
+pub fn cluster(cluster: &str) -> &str {
+    cluster
+}
