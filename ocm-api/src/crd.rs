@@ -207,6 +207,7 @@ pub fn all() -> Result<Vec<GeneratedCrd>> {
     crds.extend(crate::about::crds()?);
     crds.extend(crate::work::crds()?);
     crds.extend(crate::operator::crds()?);
+    crds.extend(crate::addon::crds()?);
     crds.sort_by_key(GeneratedCrd::relative_path);
     Ok(crds)
 }

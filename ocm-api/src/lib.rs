@@ -7,6 +7,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cluster`] | `cluster.open-cluster-management.io`: ManagedCluster, cluster sets, placement, claims |
+//! | [`addon`] | `addon.open-cluster-management.io`: ClusterManagementAddOn, ManagedClusterAddOn, AddOnDeploymentConfig, AddOnTemplate (v1alpha1 and v1beta1, with conversion) |
 //! | [`work`] | `work.open-cluster-management.io`: ManifestWork, AppliedManifestWork, ManifestWorkReplicaSet |
 //! | [`operator`] | `operator.open-cluster-management.io`: ClusterManager, Klusterlet |
 //! | [`multicluster`] | `multicluster.x-k8s.io` (SIG-Multicluster, installed on the hub): ClusterProfile |
@@ -14,20 +15,29 @@
 //! | [`names`] | wire names in one place: labels, annotations, finalizers, conditions, object names, feature gates |
 //! | [`conditions`] | setting and reading status conditions with Kubernetes semantics |
 //! | [`spec_hash`] | the Go-compatible configuration spec hash (and Go-compatible JSON) |
+//! | [`selector`] | label selectors: matching, validation, the `?labelSelector=` syntax, Placement claim selectors |
+//! | [`rollout`] | the rollout planner for All, Progressive and ProgressivePerGroup strategies |
+//! | [`workbuilder`] | packing objects into size-bounded ManifestWorks, reusing existing works |
+//! | [`decode`] | reading objects from JSON or YAML with errors that name the offending field |
 //! | [`meta`] | Kubernetes types the kinds embed (conditions, label selectors) with their CRD schemas |
 //! | [`schema`] | structural OpenAPI schemas generated from the types |
 //! | [`crd`] | the CustomResourceDefinitions of every kind |
 //! | [`resource`] | how the root type of each kind is defined |
 
 pub mod about;
+pub mod addon;
 pub mod cluster;
 pub mod conditions;
 pub mod crd;
+pub mod decode;
 pub mod meta;
 pub mod multicluster;
 pub mod names;
 pub mod operator;
 pub mod resource;
+pub mod rollout;
 pub mod schema;
+pub mod selector;
 pub mod spec_hash;
 pub mod work;
+pub mod workbuilder;

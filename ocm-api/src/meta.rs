@@ -4,6 +4,10 @@
 //! `x-kubernetes-list-type`, …) that `controller-gen` writes into the OCM CRDs, so the CRDs we
 //! generate need their own copies. They serialize exactly like the `k8s-openapi` types, and
 //! convert from and into them.
+//!
+//! The doc comments of these types become CRD descriptions, so they speak of the wire format;
+//! for the Rust helpers, see [`crate::conditions`] (set and read conditions with Kubernetes'
+//! `lastTransitionTime` rules) and [`crate::selector`] (evaluate a [`LabelSelector`]).
 
 use std::collections::BTreeMap;
 
@@ -18,9 +22,6 @@ pub const CONDITION_TYPE_PATTERN: &str = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-
 pub const CONDITION_REASON_PATTERN: &str = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$";
 
 /// One aspect of an object's current state (Kubernetes `metav1.Condition`).
-///
-/// Use the helpers in [`crate::conditions`] to set and read conditions: they keep
-/// `lastTransitionTime` as Kubernetes does.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
@@ -74,7 +75,7 @@ impl From<Condition> for metav1::Condition {
 /// A label query over a set of objects (Kubernetes `metav1.LabelSelector`).
 ///
 /// The requirements of `matchLabels` and `matchExpressions` are ANDed; an empty selector matches
-/// everything. [`crate::selector`] evaluates it.
+/// everything.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-map-type" = "atomic"))]

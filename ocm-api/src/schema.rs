@@ -41,6 +41,9 @@ pub fn structural_schema<T: JsonSchema>() -> Value {
 fn make_structural(value: &mut Value) {
     let Value::Object(node) = value else { return };
     node.remove("title");
+    if let Some(Value::String(description)) = node.get_mut("description") {
+        *description = strip_doc_links(description);
+    }
     let keep_nullable = node
         .remove(NULLABLE_MARKER)
         .is_some_and(|v| v == Value::Bool(true));
@@ -71,6 +74,28 @@ fn make_structural(value: &mut Value) {
             children.iter_mut().for_each(make_structural);
         }
     }
+}
+
+/// Rewrites rustdoc links in a doc comment for a CRD description: `` [`x`](path) `` and
+/// `` [`x`] `` become `` `x` ``, since the reader of `kubectl explain` has no Rust paths to follow.
+fn strip_doc_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("[`") {
+        let Some(close) = rest[start..].find("`]").map(|i| start + i) else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&rest[start + 1..close + 1]);
+        rest = &rest[close + 2..];
+        if rest.starts_with('(')
+            && let Some(end) = rest.find(')')
+        {
+            rest = &rest[end + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// For an `Option<T>` whose schema schemars cannot mark nullable in place, it writes
@@ -273,6 +298,19 @@ mod tests {
         assert_eq!(schema["properties"]["seconds"]["format"], "int32");
         assert_eq!(schema["required"], serde_json::json!(["name"]));
         assert!(schema.get("title").is_none() && schema.get("$schema").is_none());
+    }
+
+    #[test]
+    fn doc_links_become_plain_code() {
+        assert_eq!(
+            strip_doc_links("see [`crate::conditions`] now"),
+            "see `crate::conditions` now"
+        );
+        assert_eq!(
+            strip_doc_links("the [`KEY`](crate::names::KEY) key"),
+            "the `KEY` key"
+        );
+        assert_eq!(strip_doc_links("a [link] and [`open"), "a [link] and [`open");
     }
 
     #[test]

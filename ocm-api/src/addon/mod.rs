@@ -27,22 +27,6 @@ pub const GROUP: &str = "addon.open-cluster-management.io";
 /// The version the hub stores every add-on kind in.
 pub const STORAGE_VERSION: &str = "v1alpha1";
 
-/// The annotation that carries a v1alpha1 ManagedClusterAddOn's `spec.installNamespace` on its
-/// v1beta1 form, where the field does not exist.
-pub const INSTALL_NAMESPACE_ANNOTATION: &str = "addon.open-cluster-management.io/v1alpha1-install-namespace";
-
-/// The config name a v1beta1 ClusterManagementAddOn's `defaultConfigs` entry has when its kind
-/// of configuration is supported without a default (a v1alpha1 `supportedConfigs` entry without
-/// `defaultConfig`). It is not a valid object name, so no real config can have it.
-pub const RESERVED_NO_DEFAULT_CONFIG_NAME: &str = "__reserved_no_default__";
-
-/// The signer of client certificates for the Kubernetes API server: a v1alpha1 registration with
-/// it is a v1beta1 `kubeClient` registration.
-pub const KUBE_API_SERVER_CLIENT_SIGNER_NAME: &str = "kubernetes.io/kube-apiserver-client";
-
-/// The namespace add-on agents are installed in when nothing says otherwise.
-pub const DEFAULT_AGENT_INSTALL_NAMESPACE: &str = "open-cluster-management-agent-addon";
-
 /// The pattern of a certificate signer name, such as `example.com/signer-name`.
 pub const SIGNER_NAME_PATTERN: &str = r"^([a-z0-9][a-z0-9-]*[a-z0-9]\.)+[a-z]+\/[a-z0-9-\.]+$";
 
@@ -57,7 +41,8 @@ pub const VARIABLE_NAME_PATTERN: &str = r"^[a-zA-Z_][_a-zA-Z0-9]*$";
 
 /// The pattern of a container ID in AddOnDeploymentConfig `spec.resourceRequirements`:
 /// `<resource>:<name>:<container>`.
-pub const CONTAINER_ID_PATTERN: &str = r"^(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs|pods|\*):.+:.+$";
+pub const CONTAINER_ID_PATTERN: &str =
+    r"^(deployments|daemonsets|statefulsets|replicasets|jobs|cronjobs|pods|\*):.+:.+$";
 
 /// The CRDs of this group: each kind serving v1alpha1 (stored) and v1beta1.
 pub(crate) fn crds() -> crd::Result<Vec<GeneratedCrd>> {

@@ -15,12 +15,12 @@
 //!
 //! - ClusterManagementAddOn: v1alpha1 `spec.supportedConfigs[{group, resource, defaultConfig}]`
 //!   is v1beta1 `spec.defaultConfigs[{group, resource, name, namespace}]`; a kind without a
-//!   default gets the name [`RESERVED_NO_DEFAULT_CONFIG_NAME`](crate::addon::RESERVED_NO_DEFAULT_CONFIG_NAME).
+//!   default gets the name [`__reserved_no_default__`](crate::names::values::addon::RESERVED_NO_DEFAULT_CONFIG_NAME).
 //!   `status.defaultconfigReferences` is `status.defaultConfigReferences`.
 //! - ManagedClusterAddOn: v1alpha1 `spec.installNamespace` travels in the annotation
-//!   [`INSTALL_NAMESPACE_ANNOTATION`](crate::addon::INSTALL_NAMESPACE_ANNOTATION);
+//!   [`addon.open-cluster-management.io/v1alpha1-install-namespace`](crate::names::annotations::V1ALPHA1_INSTALL_NAMESPACE);
 //!   `status.registrations[{signerName, subject}]` are `kubeClient` registrations for the signer
-//!   [`KUBE_API_SERVER_CLIENT_SIGNER_NAME`](crate::addon::KUBE_API_SERVER_CLIENT_SIGNER_NAME)
+//!   [`kubernetes.io/kube-apiserver-client`](crate::names::subjects::KUBE_APISERVER_CLIENT_SIGNER)
 //!   and `customSigner` ones otherwise; `status.kubeClientDriver` is the `driver` of the
 //!   `kubeClient` registrations; the deprecated `name`/`namespace` of `status.configReferences[]`
 //!   are those of its `desiredConfig`.
@@ -138,7 +138,12 @@ fn version_of(api_version: &str) -> Option<&str> {
 }
 
 /// Reads `object` as `A`, converts it with `convert` and writes the result as JSON.
-fn via<A, B>(object: &Value, api_version: &str, kind: &str, convert: impl FnOnce(A) -> Result<B>) -> Result<Value>
+fn via<A, B>(
+    object: &Value,
+    api_version: &str,
+    kind: &str,
+    convert: impl FnOnce(A) -> Result<B>,
+) -> Result<Value>
 where
     A: DeserializeOwned,
     B: Serialize,
@@ -167,7 +172,10 @@ where
 /// [`Error::WriteObject`] when the result does not serialize, and the errors of the conversion
 /// itself ([`Error::ConvertRegistration`]).
 pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value> {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
     let resolve_error = || Error::ResolveKind {
         api_version: api_version.to_owned(),
@@ -185,19 +193,28 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
     }
     let forward = from == STORAGE_VERSION;
     match kind {
-        "ClusterManagementAddOn" if forward => via(object, api_version, kind, |o: v1alpha1::ClusterManagementAddOn| {
-            Ok(v1beta1::ClusterManagementAddOn::from(o))
-        }),
+        "ClusterManagementAddOn" if forward => via(
+            object,
+            api_version,
+            kind,
+            |o: v1alpha1::ClusterManagementAddOn| Ok(v1beta1::ClusterManagementAddOn::from(o)),
+        ),
         "ClusterManagementAddOn" => via(object, api_version, kind, |o: v1beta1::ClusterManagementAddOn| {
             Ok(v1alpha1::ClusterManagementAddOn::from(o))
         }),
-        "ManagedClusterAddOn" if forward => via(object, api_version, kind, |o: v1alpha1::ManagedClusterAddOn| {
-            Ok(v1beta1::ManagedClusterAddOn::from(o))
+        "ManagedClusterAddOn" if forward => {
+            via(object, api_version, kind, |o: v1alpha1::ManagedClusterAddOn| {
+                Ok(v1beta1::ManagedClusterAddOn::from(o))
+            })
+        }
+        "ManagedClusterAddOn" => via(object, api_version, kind, |o: v1beta1::ManagedClusterAddOn| {
+            v1alpha1::ManagedClusterAddOn::try_from(o)
         }),
-        "ManagedClusterAddOn" => via(object, api_version, kind, v1alpha1::ManagedClusterAddOn::try_from),
-        "AddOnDeploymentConfig" if forward => via(object, api_version, kind, |o: v1alpha1::AddOnDeploymentConfig| {
-            Ok(v1beta1::AddOnDeploymentConfig::from(o))
-        }),
+        "AddOnDeploymentConfig" if forward => {
+            via(object, api_version, kind, |o: v1alpha1::AddOnDeploymentConfig| {
+                Ok(v1beta1::AddOnDeploymentConfig::from(o))
+            })
+        }
         "AddOnDeploymentConfig" => via(object, api_version, kind, |o: v1beta1::AddOnDeploymentConfig| {
             Ok(v1alpha1::AddOnDeploymentConfig::from(o))
         }),
@@ -283,7 +300,8 @@ mod tests {
 
     #[test]
     fn convert_object_rejects_other_kinds_and_versions() {
-        let cluster = json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster"});
+        let cluster =
+            json!({"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster"});
         assert!(matches!(
             convert_object(&cluster, "addon.open-cluster-management.io/v1beta1"),
             Err(Error::ResolveKind { .. })

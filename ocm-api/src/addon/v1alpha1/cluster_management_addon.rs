@@ -3,7 +3,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{AddOnConfiguration, AddOnMeta, ConfigReferent, DefaultConfigReference, InstallProgression, InstallStrategy};
+use super::{
+    AddOnConfiguration, AddOnMeta, ConfigReferent, DefaultConfigReference, InstallProgression,
+    InstallStrategy,
+};
 
 crate::resource::custom_resource! {
     /// An add-on registered with the hub (v1alpha1, the version the hub stores).

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AddOnConfig, AddOnConfiguration, AddOnMeta, ConfigGroupResource, ConfigSpecHash, HealthCheck, KubeClientDriver,
-    ObjectReference,
+    AddOnConfig, AddOnConfiguration, AddOnMeta, ConfigGroupResource, ConfigSpecHash, HealthCheck,
+    KubeClientDriver, ObjectReference,
 };
 use crate::{
     addon::{INSTALL_NAMESPACE_PATTERN, SIGNER_NAME_PATTERN},

@@ -38,9 +38,8 @@ pub struct ClusterManagementAddOnSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add_on_meta: Option<AddOnMeta>,
     /// The kinds of configuration the add-on accepts, one entry per group and resource, each
-    /// naming the default object of that kind. The name `__reserved_no_default__`
-    /// ([`RESERVED_NO_DEFAULT_CONFIG_NAME`](crate::addon::RESERVED_NO_DEFAULT_CONFIG_NAME)) says
-    /// that the kind is accepted but has no default.
+    /// naming the default object of that kind. The name `__reserved_no_default__` says that the
+    /// kind is accepted but has no default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend(
         "x-kubernetes-list-type" = "map",

@@ -3,7 +3,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{AddOnConfig, AddOnMeta, ConfigGroupResource, ConfigSpecHash, HealthCheck, KubeClientDriver, ObjectReference};
+use super::{
+    AddOnConfig, AddOnMeta, ConfigGroupResource, ConfigSpecHash, HealthCheck, KubeClientDriver,
+    ObjectReference,
+};
 use crate::{addon::SIGNER_NAME_PATTERN, meta::Condition};
 
 crate::resource::custom_resource! {
@@ -13,7 +16,7 @@ crate::resource::custom_resource! {
     /// its ClusterManagementAddOn). Its spec overrides configuration for this cluster; its status
     /// is written by the add-on manager and the cluster's agents. The hub stores v1alpha1 and
     /// converts (see [`crate::addon::conversion`]); the v1alpha1 `spec.installNamespace` is kept
-    /// in the annotation [`INSTALL_NAMESPACE_ANNOTATION`](crate::addon::INSTALL_NAMESPACE_ANNOTATION).
+    /// in the annotation [`V1ALPHA1_INSTALL_NAMESPACE`](crate::names::annotations::V1ALPHA1_INSTALL_NAMESPACE).
     pub struct ManagedClusterAddOn {
         group: crate::addon::GROUP,
         version: "v1beta1",

@@ -23,10 +23,11 @@ pub use managed_cluster_addon::*;
 pub use template::*;
 
 pub use super::v1alpha1::{
-    AddOnConfig, AddOnDeploymentConfigSpec, AddOnMeta, AddOnTemplateSpec, ConfigGroupResource, ConfigSpecHash,
-    ContainerResourceRequirements, CurrentClusterBindingConfig, CustomSignerRegistrationConfig, CustomizedVariable,
-    DefaultConfigReference, HealthCheck, HealthCheckMode, HubPermissionConfig, HubPermissionsBindingType, ImageMirror,
-    InstallConfigReference, InstallProgression, InstallStrategy, InstallStrategyType, KubeClientDriver,
-    KubeClientRegistrationConfig, NodePlacement, ObjectReference, PlacementStrategy, ProxyConfig, RegistrationSpec,
-    RegistrationType, RoleRef, SigningCARef, SingleNamespaceBindingConfig, Subject,
+    AddOnConfig, AddOnDeploymentConfigSpec, AddOnMeta, AddOnTemplateSpec, ConfigGroupResource,
+    ConfigSpecHash, ContainerResourceRequirements, CurrentClusterBindingConfig,
+    CustomSignerRegistrationConfig, CustomizedVariable, DefaultConfigReference, HealthCheck, HealthCheckMode,
+    HubPermissionConfig, HubPermissionsBindingType, ImageMirror, InstallConfigReference, InstallProgression,
+    InstallStrategy, InstallStrategyType, KubeClientDriver, KubeClientRegistrationConfig, NodePlacement,
+    ObjectReference, PlacementStrategy, ProxyConfig, RegistrationSpec, RegistrationType, RoleRef,
+    SigningCARef, SingleNamespaceBindingConfig, Subject,
 };

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+mod addon;
 mod cluster;
 mod operator;
 mod other;
@@ -13,4 +14,5 @@ pub fn roundtrip(api_version: &str, kind: &str, value: &Value) -> Option<Result<
         .or_else(|| work::roundtrip(api_version, kind, value))
         .or_else(|| operator::roundtrip(api_version, kind, value))
         .or_else(|| other::roundtrip(api_version, kind, value))
+        .or_else(|| addon::roundtrip(api_version, kind, value))
 }
