@@ -23,6 +23,37 @@
 //! | [`schema`] | structural OpenAPI schemas generated from the types |
 //! | [`crd`] | the CustomResourceDefinitions of every kind |
 //! | [`resource`] | how the root type of each kind is defined |
+//!
+//! ```
+//! use k8s_openapi::{apimachinery::pkg::apis::meta::v1::Time, jiff::Timestamp};
+//! use ocm_api::{
+//!     cluster::v1::{ManagedCluster, ManagedClusterSpec},
+//!     conditions::{ConditionList, Status},
+//!     meta::Condition,
+//!     names::conditions::cluster::managed_cluster,
+//! };
+//!
+//! // A cluster the hub accepts, as an agent would create it and the hub would mark it joined.
+//! let mut cluster = ManagedCluster::new(
+//!     "cluster1",
+//!     ManagedClusterSpec { hub_accepts_client: Some(true), ..ManagedClusterSpec::default() },
+//! );
+//! let now = Time(Timestamp::from_second(1_700_000_000).unwrap());
+//! let status = cluster.status.get_or_insert_with(Default::default);
+//! status.conditions.set_condition(Condition::new(
+//!     managed_cluster::JOINED,
+//!     Status::True,
+//!     managed_cluster::reasons::JOINED,
+//!     "Managed cluster joined",
+//!     now,
+//! ));
+//! assert!(status.conditions.is_condition_true(managed_cluster::JOINED));
+//!
+//! // Serialized exactly as upstream OCM writes it.
+//! let json = serde_json::to_value(&cluster).unwrap();
+//! assert_eq!(json["apiVersion"], "cluster.open-cluster-management.io/v1");
+//! assert_eq!(json["spec"]["hubAcceptsClient"], true);
+//! ```
 
 pub mod about;
 pub mod addon;
