@@ -159,19 +159,9 @@ impl Planner<'_> {
             .map_err(Error::ParseMaxFailures)?;
 
         let mandatory = mandatory_keys(progressive.mandatory_decision_groups.as_deref());
-        let mandatory_groups = self.groups_with(&mandatory);
-        if mandatory_groups.groups().next().is_some() {
-            let mut result = self.per_group(
-                &mandatory_groups,
-                &IntOrString::Int(0),
-                min_success,
-                deadline,
-                &current,
-            );
-            if !result.clusters_to_rollout.is_empty() || !result.clusters_timed_out.is_empty() {
-                result.clusters_removed = removed;
-                return Ok(result);
-            }
+        if let Some(mut result) = self.mandatory_groups_first(&mandatory, min_success, deadline, &current) {
+            result.clusters_removed = removed;
+            return Ok(result);
         }
 
         let rest = self.groups_besides(&mandatory);
@@ -197,19 +187,9 @@ impl Planner<'_> {
         let (current, removed) = split_removed(&all, statuses);
 
         let mandatory = mandatory_keys(per_group.mandatory_decision_groups.as_deref());
-        let mandatory_groups = self.groups_with(&mandatory);
-        if mandatory_groups.groups().next().is_some() {
-            let mut result = self.per_group(
-                &mandatory_groups,
-                &IntOrString::Int(0),
-                min_success,
-                deadline,
-                &current,
-            );
-            if !result.clusters_to_rollout.is_empty() || !result.clusters_timed_out.is_empty() {
-                result.clusters_removed = removed;
-                return Ok(result);
-            }
+        if let Some(mut result) = self.mandatory_groups_first(&mandatory, min_success, deadline, &current) {
+            result.clusters_removed = removed;
+            return Ok(result);
         }
 
         let rest = self.groups_besides(&mandatory);
@@ -269,6 +249,27 @@ impl Planner<'_> {
     /// Rolls out group by group, in index order: a group's new clusters are added only when the
     /// earlier groups have nothing in flight; stops in a group with more failed or timed-out
     /// clusters than `max_failures` of that group allows.
+    /// Mandatory decision groups roll out first, tolerating no failure: while any of them still
+    /// has clusters to update or timed out, that is the whole plan.
+    fn mandatory_groups_first(
+        &self,
+        mandatory: &[GroupKey],
+        min_success: Option<SignedDuration>,
+        deadline: Option<SignedDuration>,
+        current: &[ClusterRolloutStatus],
+    ) -> Option<RolloutResult> {
+        let mandatory_groups = self.groups_with(mandatory);
+        mandatory_groups.groups().next()?;
+        let result = self.per_group(
+            &mandatory_groups,
+            &IntOrString::Int(0),
+            min_success,
+            deadline,
+            current,
+        );
+        (!result.clusters_to_rollout.is_empty() || !result.clusters_timed_out.is_empty()).then_some(result)
+    }
+
     fn per_group(
         &self,
         groups: &ClusterGroups,
