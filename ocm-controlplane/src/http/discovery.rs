@@ -1,0 +1,145 @@
+//! Discovery documents: /version, /api, /api/v1, /apis, /apis/G, /apis/G/V and the aggregated
+//! `apidiscovery.k8s.io/v2` lists kubectl asks for.
+
+use serde_json::{Value, json};
+
+use crate::registry::Registry;
+
+/// `/version`.
+pub fn version() -> Value {
+    json!({
+        "major": "1", "minor": "36",
+        "emulationMajor": "1", "emulationMinor": "36",
+        "minCompatibilityMajor": "1", "minCompatibilityMinor": "35",
+        "gitVersion": "v1.36.2-ocm-controlplane", "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z",
+        "goVersion": format!("rust{}", env!("CARGO_PKG_RUST_VERSION")),
+        "compiler": "rustc", "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH)
+    })
+}
+
+/// `/api`.
+pub fn api(server_address: &str) -> Value {
+    json!({"kind": "APIVersions", "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]})
+}
+
+fn group_version(group: &str, version: &str) -> Value {
+    json!({"groupVersion": format!("{group}/{version}"), "version": version})
+}
+
+/// `/apis/G` (None when the group is unknown).
+pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
+    let versions = registry.versions(group);
+    let first = versions.first()?;
+    Some(json!({"kind": "APIGroup", "apiVersion": "v1", "name": group,
+        "versions": versions.iter().map(|v| group_version(group, v)).collect::<Vec<_>>(),
+        "preferredVersion": group_version(group, first)}))
+}
+
+/// `/apis`.
+pub fn api_group_list(registry: &Registry) -> Value {
+    let groups: Vec<Value> = registry
+        .groups()
+        .iter()
+        .filter_map(|g| api_group(registry, g))
+        .map(|mut g| {
+            if let Some(m) = g.as_object_mut() {
+                m.remove("kind");
+                m.remove("apiVersion");
+            }
+            g
+        })
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/api/v1` or `/apis/G/V` (None when unknown).
+pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+    let infos = registry.resources_of(group, version);
+    if infos.is_empty() {
+        return None;
+    }
+    let mut resources: Vec<Value> = infos.iter().flat_map(|i| i.discovery_entries()).collect();
+    resources.sort_by(|a, b| {
+        a.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .cmp(b.get("name").and_then(Value::as_str).unwrap_or_default())
+    });
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    let mut doc = json!({"kind": "APIResourceList", "groupVersion": gv, "resources": resources});
+    if !group.is_empty()
+        && let Some(m) = doc.as_object_mut()
+    {
+        m.insert("apiVersion".into(), json!("v1"));
+    }
+    Some(doc)
+}
+
+/// The aggregated discovery list (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`) of the core
+/// group (`legacy = true`) or of all groups.
+pub fn aggregated(registry: &Registry, legacy: bool) -> Value {
+    let groups: Vec<String> = if legacy {
+        vec![String::new()]
+    } else {
+        registry.groups()
+    };
+    let mut items = Vec::new();
+    for group in groups {
+        let versions: Vec<String> = if legacy {
+            vec!["v1".into()]
+        } else {
+            registry.versions(&group)
+        };
+        let mut vs = Vec::new();
+        for version in versions {
+            let mut resources = Vec::new();
+            for info in registry.resources_of(&group, &version) {
+                let mut r = serde_json::Map::new();
+                r.insert("resource".into(), json!(info.resource));
+                r.insert(
+                    "responseKind".into(),
+                    json!({"group": group, "version": version, "kind": info.kind}),
+                );
+                r.insert(
+                    "scope".into(),
+                    json!(if info.namespaced { "Namespaced" } else { "Cluster" }),
+                );
+                r.insert("singularResource".into(), json!(info.singular));
+                r.insert("verbs".into(), json!(info.verbs));
+                if !info.short_names.is_empty() {
+                    r.insert("shortNames".into(), json!(info.short_names));
+                }
+                if !info.categories.is_empty() {
+                    r.insert("categories".into(), json!(info.categories));
+                }
+                let subs: Vec<Value> = info
+                    .subresources
+                    .iter()
+                    .map(|s| {
+                        let name = s.get("name").and_then(Value::as_str).unwrap_or_default();
+                        let sub = name.split_once('/').map(|(_, s)| s).unwrap_or_default();
+                        json!({"subresource": sub,
+                            "responseKind": {"group": s.get("group").cloned().unwrap_or(json!(group)),
+                                "version": s.get("version").cloned().unwrap_or(json!(version)),
+                                "kind": s.get("kind").cloned().unwrap_or(Value::Null)},
+                            "verbs": s.get("verbs").cloned().unwrap_or(json!([]))})
+                    })
+                    .collect();
+                if !subs.is_empty() {
+                    r.insert("subresources".into(), json!(subs));
+                }
+                resources.push(Value::Object(r));
+            }
+            resources.sort_by(|a, b| a["resource"].as_str().cmp(&b["resource"].as_str()));
+            vs.push(json!({"version": version, "resources": resources, "freshness": "Current"}));
+        }
+        items.push(json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": vs}));
+    }
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}

@@ -1,0 +1,453 @@
+//! The HTTP layer: path parsing, content negotiation, query parameters, Status errors, discovery.
+//!
+//! One axum fallback handler serves every path: Kubernetes paths are irregular
+//! (`/api/v1/namespaces/x` is a namespace, `/api/v1/namespaces/x/configmaps` a collection), so they
+//! are parsed here rather than by a router.
+
+pub mod discovery;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri, header};
+use serde_json::{Value, json};
+
+use crate::auth::UserInfo;
+use crate::registry::ResourceInfo;
+use crate::rest::list::ListOptions;
+use crate::rest::{Api, FieldValidation, Reply, RequestContext};
+use crate::status::ApiError;
+
+/// Largest request body accepted (kube-apiserver's 3 MiB).
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// Shared state of the HTTP handlers.
+#[derive(Clone)]
+pub struct AppState {
+    /// The REST layer.
+    pub api: Api,
+    /// `host:port` clients reach the server at.
+    pub address: String,
+    /// Request, watch and storage metrics, served on `/metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
+}
+
+/// The parsed target of a resource request.
+#[derive(Debug, Clone)]
+struct Target {
+    info: Arc<ResourceInfo>,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
+}
+
+fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response<Body> {
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for w in warnings {
+        let text = format!("299 - {:?}", w);
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            r.headers_mut().append("warning", v);
+        }
+    }
+    r
+}
+
+fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.to_status(), &[])
+}
+
+fn text_response(code: u16, text: &'static str) -> Response<Body> {
+    let mut r = Response::new(Body::from(text));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::NOT_FOUND);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+fn query_map(uri: &Uri) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    if let Some(q) = uri.query() {
+        for (k, v) in form_pairs(q) {
+            out.entry(k).or_insert(v);
+        }
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn form_pairs(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (percent_decode(k), percent_decode(v)),
+            None => (percent_decode(p), String::new()),
+        })
+        .collect()
+}
+
+/// What the client accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Accept {
+    Json,
+    Yaml,
+    Table,
+    AggregatedDiscovery,
+}
+
+fn negotiate(headers: &HeaderMap) -> Option<Accept> {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if accept.trim().is_empty() {
+        return Some(Accept::Json);
+    }
+    for part in accept.split(',') {
+        let p = part.trim().to_ascii_lowercase();
+        let media = p.split(';').next().unwrap_or("").trim();
+        if p.contains("as=apigroupdiscoverylist") && media == "application/json" {
+            return Some(Accept::AggregatedDiscovery);
+        }
+        if p.contains("as=table") && media == "application/json" {
+            return Some(Accept::Table);
+        }
+        if p.contains("as=") {
+            continue;
+        }
+        match media {
+            "application/json" | "*/*" | "application/*" => return Some(Accept::Json),
+            "application/yaml" => return Some(Accept::Yaml),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn not_acceptable() -> ApiError {
+    ApiError::new(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json, application/yaml",
+    )
+}
+
+fn parse_target(api: &Api, segments: &[&str]) -> Result<Option<Target>, ApiError> {
+    // segments: after /api/v1 or /apis/G/V, with (group, version) prepended.
+    let (group, version, rest) = match segments {
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Ok(None),
+    };
+    let (namespace, rest): (Option<String>, &[&str]) = match rest {
+        ["namespaces", ns, r, tail @ ..] if !(tail.is_empty() && matches!(*r, "status" | "finalize")) => {
+            (Some(ns.to_string()), &rest[2..])
+        }
+        _ => (None, rest),
+    };
+    let Some(resource) = rest.first() else {
+        return Ok(None);
+    };
+    let Some(info) = api.registry.get(group, version, resource) else {
+        return Err(ApiError::resource_not_found());
+    };
+    if namespace.is_some() && !info.namespaced {
+        return Err(ApiError::resource_not_found());
+    }
+    let name = rest.get(1).map(|s| s.to_string());
+    let subresource = rest.get(2).map(|s| s.to_string());
+    if rest.len() > 3 {
+        return Err(ApiError::resource_not_found());
+    }
+    Ok(Some(Target {
+        info,
+        namespace,
+        name,
+        subresource,
+    }))
+}
+
+/// The single request handler.
+pub async fn handle(
+    state: Arc<AppState>,
+    user: UserInfo,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
+    match handle_inner(&state, user, &method, &uri, &headers, body).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn handle_inner(
+    state: &AppState,
+    user: UserInfo,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let path = uri.path();
+    let q = query_map(uri);
+    let registry = &state.api.registry;
+    match path {
+        "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
+        "/metrics" => {
+            let mut r = Response::new(Body::from(state.metrics.render()));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(crate::metrics::CONTENT_TYPE));
+            return Ok(r);
+        }
+        "/version" | "/version/" => return Ok(json_response(200, &discovery::version(), &[])),
+        _ => {}
+    }
+    let segments: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let accept = negotiate(headers);
+    match segments.as_slice() {
+        ["api"] => {
+            if accept == Some(Accept::AggregatedDiscovery) {
+                return Ok(aggregated_response(&discovery::aggregated(registry, true)));
+            }
+            return Ok(json_response(200, &discovery::api(&state.address), &[]));
+        }
+        ["apis"] => {
+            if accept == Some(Accept::AggregatedDiscovery) {
+                return Ok(aggregated_response(&discovery::aggregated(registry, false)));
+            }
+            return Ok(json_response(200, &discovery::api_group_list(registry), &[]));
+        }
+        ["api", "v1"] => {
+            return match discovery::resource_list(registry, "", "v1") {
+                Some(d) => Ok(json_response(200, &d, &[])),
+                None => Ok(text_response(404, "404 page not found\n")),
+            };
+        }
+        ["apis", g] => {
+            return match discovery::api_group(registry, g) {
+                Some(d) => Ok(json_response(200, &d, &[])),
+                None => Ok(text_response(404, "404 page not found\n")),
+            };
+        }
+        ["apis", g, v] => {
+            return match discovery::resource_list(registry, g, v) {
+                Some(d) => Ok(json_response(200, &d, &[])),
+                None => Ok(text_response(404, "404 page not found\n")),
+            };
+        }
+        _ => {}
+    }
+    let known_gv = match segments.as_slice() {
+        ["api", "v1", ..] => true,
+        ["apis", g, v, ..] => !registry.resources_of(g, v).is_empty(),
+        _ => false,
+    };
+    if !known_gv {
+        return Ok(text_response(404, "404 page not found\n"));
+    }
+    let Some(target) = parse_target(&state.api, &segments)? else {
+        return Ok(text_response(404, "404 page not found\n"));
+    };
+    let info = target.info.clone();
+    if info.behavior.is_none() {
+        return Err(ApiError::resource_not_found());
+    }
+    if let Some(sub) = &target.subresource
+        && !info.has_subresource(sub)
+    {
+        return Err(ApiError::resource_not_found());
+    }
+    let field_validation = match q.get("fieldValidation").map(String::as_str) {
+        Some("Ignore") => FieldValidation::Ignore,
+        Some("Strict") => FieldValidation::Strict,
+        _ => FieldValidation::Warn,
+    };
+    let dry_run = match q.get("dryRun").map(String::as_str) {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                &crate::status::Subject {
+                    group: String::new(),
+                    resource: String::new(),
+                    kind: String::new(),
+                },
+                "",
+                vec![crate::status::Cause::not_supported(
+                    "dryRun",
+                    &json!([other]),
+                    &["All".into()],
+                )],
+            ));
+        }
+    };
+    let ctx = RequestContext {
+        namespace: target.namespace.clone(),
+        name: target.name.clone(),
+        subresource: target.subresource.clone(),
+        user_agent: headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        field_manager: q.get("fieldManager").cloned(),
+        dry_run,
+        field_validation,
+        user,
+    };
+    let api = &state.api;
+    let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+    if body.len() > MAX_BODY {
+        return Err(ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            "Request entity too large: limit is 3145728",
+        ));
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
+    let reply: Reply = match (method.clone(), target.name.is_some()) {
+        (Method::GET, false) if is_watch => {
+            let lines = api.watch(&info, &ctx, &q).await?;
+            let mut r = Response::new(Body::from_stream(futures::StreamExt::map(
+                lines,
+                Ok::<_, std::io::Error>,
+            )));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            return Ok(r);
+        }
+        (Method::GET, false) => {
+            let opts = ListOptions::parse(&info, &q)?;
+            api.list(&info, &ctx, &opts).await?
+        }
+        (Method::GET, true) => {
+            let mut reply = api.get(&info, &ctx).await?;
+            if ctx.subresource.as_deref() == Some("approval") || ctx.subresource.as_deref() == Some("status")
+            {
+                reply.code = 200;
+            }
+            reply
+        }
+        (Method::POST, false) => {
+            if accept.is_none() {
+                return Err(not_acceptable());
+            }
+            api.create(&info, &ctx, &body).await?
+        }
+        (Method::PUT, true) => api.update(&info, &ctx, &body).await?,
+        (Method::PATCH, true) => api.patch(&info, &ctx, content_type, &body).await?,
+        (Method::DELETE, true) => api.delete(&info, &ctx, &delete_options(&body, &q)?).await?,
+        (Method::DELETE, false) => {
+            let opts = ListOptions::parse(&info, &q)?;
+            api.delete_collection(&info, &ctx, &opts, &delete_options(&body, &q)?)
+                .await?
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource".to_string(),
+            ));
+        }
+    };
+    render(&info, accept, &q, reply)
+}
+
+fn aggregated_response(body: &Value) -> Response<Body> {
+    let mut r = json_response(200, body, &[]);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
+    );
+    r
+}
+
+fn delete_options(body: &[u8], q: &HashMap<String, String>) -> Result<Value, ApiError> {
+    let mut opts = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        serde_json::from_slice::<Value>(body).map_err(|_| {
+            let go = crate::gojson::syntax_error(body).unwrap_or_default();
+            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {go}"))
+        })?
+    };
+    if let Some(m) = opts.as_object_mut() {
+        if let Some(p) = q.get("propagationPolicy") {
+            m.insert("propagationPolicy".into(), json!(p));
+        }
+        if let Some(g) = q.get("gracePeriodSeconds").and_then(|g| g.parse::<i64>().ok()) {
+            m.insert("gracePeriodSeconds".into(), json!(g));
+        }
+    }
+    Ok(opts)
+}
+
+fn render(
+    info: &ResourceInfo,
+    accept: Option<Accept>,
+    q: &HashMap<String, String>,
+    reply: Reply,
+) -> Result<Response<Body>, ApiError> {
+    match accept {
+        Some(Accept::Json) | Some(Accept::AggregatedDiscovery) => {
+            Ok(json_response(reply.code, &reply.body, &reply.warnings))
+        }
+        Some(Accept::Table) => {
+            let table =
+                crate::http::table::to_table(info, &reply.body, q.get("includeObject").map(String::as_str));
+            let mut r = json_response(reply.code, &table, &reply.warnings);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json;as=Table;v=v1;g=meta.k8s.io"),
+            );
+            Ok(r)
+        }
+        Some(Accept::Yaml) => {
+            let text = serde_saphyr::to_string(&reply.body).map_err(ApiError::internal)?;
+            let mut r = Response::new(Body::from(text));
+            *r.status_mut() = StatusCode::from_u16(reply.code).unwrap_or(StatusCode::OK);
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml"));
+            Ok(r)
+        }
+        None => Err(not_acceptable()),
+    }
+}
+
+pub mod table;

@@ -1,0 +1,217 @@
+//! `meta.k8s.io/v1` Table output: CRD printer columns and the usual columns of built-in kinds.
+
+use serde_json::{Value, json};
+
+use crate::registry::ResourceInfo;
+
+const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+const DATA_DESC: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
+
+fn col(name: &str, ty: &str, format: &str, desc: &str, priority: i64) -> Value {
+    json!({"name": name, "type": ty, "format": format, "description": desc, "priority": priority})
+}
+
+/// The age of a timestamp as kubectl prints it ("5s", "3m", "2d").
+pub fn age(ts: &str) -> String {
+    let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) else {
+        return "<unknown>".into();
+    };
+    let secs = (chrono::Utc::now() - t.with_timezone(&chrono::Utc))
+        .num_seconds()
+        .max(0);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 600 => format!("{}m{}s", s / 60, s % 60),
+        s if s < 3 * 3600 => format!("{}m", s / 60),
+        s if s < 8 * 3600 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+        s if s < 2 * 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// Evaluates the JSONPath subset printer columns use (`.a.b`, `[*]`, `[0]`, `[?(@.k=="v")]`).
+pub fn json_path(v: &Value, path: &str) -> Vec<Value> {
+    let mut cur = vec![v.clone()];
+    let mut rest = path
+        .trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .trim_start_matches('$');
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let field = &r[..end];
+            cur = cur.iter().filter_map(|c| c.get(field).cloned()).collect();
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let Some(end) = r.find(']') else { break };
+            let inner = &r[..end];
+            rest = &r[end + 1..];
+            if inner == "*" {
+                cur = cur
+                    .iter()
+                    .flat_map(|c| c.as_array().cloned().unwrap_or_default())
+                    .collect();
+            } else if let Ok(i) = inner.parse::<usize>() {
+                cur = cur.iter().filter_map(|c| c.get(i).cloned()).collect();
+            } else if let Some(f) = inner.strip_prefix("?(@.").and_then(|f| f.strip_suffix(')')) {
+                let (k, want) = f.split_once("==").unwrap_or((f, ""));
+                let want = want.trim().trim_matches('"').trim_matches('\'');
+                cur = cur
+                    .iter()
+                    .flat_map(|c| c.as_array().cloned().unwrap_or_default())
+                    .filter(|item| item.get(k.trim()).and_then(Value::as_str) == Some(want))
+                    .collect();
+            } else {
+                return Vec::new();
+            }
+        } else {
+            break;
+        }
+    }
+    cur
+}
+
+fn cell(values: Vec<Value>, ty: &str) -> Value {
+    if values.is_empty() {
+        return Value::Null;
+    }
+    if ty == "date" {
+        return values[0].as_str().map(|s| json!(age(s))).unwrap_or(Value::Null);
+    }
+    if values.len() == 1 {
+        return values[0].clone();
+    }
+    json!(
+        values
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+/// A column definition and how to compute its cell.
+type Column = (Value, Box<dyn Fn(&Value) -> Value>);
+
+fn columns(info: &ResourceInfo) -> Vec<Column> {
+    let name_col = (
+        col("Name", "string", "name", NAME_DESC, 0),
+        Box::new(|o: &Value| o.pointer("/metadata/name").cloned().unwrap_or(Value::Null))
+            as Box<dyn Fn(&Value) -> Value>,
+    );
+    let age_fn = |o: &Value| {
+        o.pointer("/metadata/creationTimestamp")
+            .and_then(Value::as_str)
+            .map(|s| json!(age(s)))
+            .unwrap_or(Value::Null)
+    };
+    let mut out = vec![name_col];
+    if let Some(c) = &info.custom {
+        if c.printer_columns.is_empty() {
+            out.push((col("Age", "date", "", AGE_DESC, 0), Box::new(age_fn)));
+        }
+        for pc in &c.printer_columns {
+            let name = pc
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let ty = pc
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("string")
+                .to_string();
+            let path = pc
+                .get("jsonPath")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let desc = pc
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("Custom resource definition column (in JSONPath format): {path}"));
+            let format = pc.get("format").and_then(Value::as_str).unwrap_or_default();
+            let priority = pc.get("priority").and_then(Value::as_i64).unwrap_or(0);
+            let ty2 = ty.clone();
+            out.push((
+                col(&name, &ty, format, &desc, priority),
+                Box::new(move |o: &Value| cell(json_path(o, &path), &ty2)),
+            ));
+        }
+        return out;
+    }
+    match (info.group.as_str(), info.resource.as_str()) {
+        ("", "configmaps") => out.push((
+            col("Data", "string", "", DATA_DESC, 0),
+            Box::new(|o: &Value| {
+                let n = o
+                    .get("data")
+                    .and_then(Value::as_object)
+                    .map(|m| m.len())
+                    .unwrap_or(0)
+                    + o.get("binaryData")
+                        .and_then(Value::as_object)
+                        .map(|m| m.len())
+                        .unwrap_or(0);
+                json!(n)
+            }),
+        )),
+        ("", "secrets") => {
+            out.push((col("Type", "string", "", "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types", 0), Box::new(|o: &Value| o.get("type").cloned().unwrap_or(Value::Null))));
+            out.push((col("Data", "string", "", "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4", 0), Box::new(|o: &Value| json!(o.get("data").and_then(Value::as_object).map(|m| m.len()).unwrap_or(0)))));
+        }
+        ("", "namespaces") => out.push((
+            col("Status", "string", "", "The status of the namespace", 0),
+            Box::new(|o: &Value| o.pointer("/status/phase").cloned().unwrap_or(Value::Null)),
+        )),
+        _ => {}
+    }
+    out.push((col("Age", "string", "", AGE_DESC, 0), Box::new(age_fn)));
+    out
+}
+
+fn partial(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object.get("metadata").cloned().unwrap_or(json!({}))})
+}
+
+/// Converts an object or list answer into a Table.
+pub fn to_table(info: &ResourceInfo, body: &Value, include_object: Option<&str>) -> Value {
+    let cols = columns(info);
+    let items: Vec<Value> = match body.get("items").and_then(Value::as_array) {
+        Some(items) => items.clone(),
+        None => vec![body.clone()],
+    };
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|o| {
+            let cells: Vec<Value> = cols.iter().map(|(_, f)| f(o)).collect();
+            let object = match include_object {
+                Some("None") => Value::Null,
+                Some("Object") => {
+                    let mut full = o.clone();
+                    if let Some(m) = full.as_object_mut() {
+                        m.insert("apiVersion".into(), json!(info.api_version()));
+                        m.insert("kind".into(), json!(info.kind));
+                    }
+                    full
+                }
+                _ => partial(o),
+            };
+            json!({"cells": cells, "object": object})
+        })
+        .collect();
+    let mut metadata = serde_json::Map::new();
+    let rv = body
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    metadata.insert("resourceVersion".into(), rv);
+    if let Some(c) = body.pointer("/metadata/continue") {
+        metadata.insert("continue".into(), c.clone());
+    }
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+        "columnDefinitions": cols.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(), "rows": rows})
+}

@@ -1,0 +1,168 @@
+//! `ocm-controlplane`: the embedded Kubernetes-API-compatible control plane as a standalone server.
+//!
+//! ```text
+//! ocm-controlplane serve --data-dir ./hub-data [--port 6443] [--bind 127.0.0.1]
+//! ```
+//!
+//! Serves HTTPS until SIGTERM or Ctrl-C, keeps objects, certificates and `admin.kubeconfig` in the
+//! data directory, and logs with `tracing` (`RUST_LOG` or `--log-level`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use ocm_controlplane::ControlPlane;
+use tracing_subscriber::EnvFilter;
+
+/// An embedded, Kubernetes-API-compatible control plane for Open Cluster Management.
+#[derive(Debug, Parser)]
+#[command(name = "ocm-controlplane", version, about, long_about = None)]
+struct Cli {
+    /// Log filter, e.g. `info`, `debug` or `ocm_controlplane=debug,info` (tracing-subscriber's
+    /// env-filter syntax). Overrides RUST_LOG; without either, `info`.
+    #[arg(long, global = true, value_name = "FILTER")]
+    log_level: Option<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the Kubernetes API over HTTPS until SIGTERM or Ctrl-C.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Directory for the database (state.redb), the certificates (serving CA, client CA, serving
+    /// and admin certificates, created on first start and reused) and admin.kubeconfig. Created
+    /// if missing; every acknowledged write is durable there.
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+
+    /// Address to listen on. The serving certificate names localhost, 127.0.0.1 and ::1 only, and
+    /// admin.kubeconfig points at 127.0.0.1 when this is 0.0.0.0.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    bind: String,
+
+    /// Port to listen on (0 picks a free port; the chosen one is printed and written into
+    /// admin.kubeconfig).
+    #[arg(long, value_name = "PORT", default_value_t = 6443)]
+    port: u16,
+
+    /// How many changes the watch history keeps: a watch or an exact-revision list from an older
+    /// resourceVersion gets 410 Gone (Expired), as after an etcd compaction.
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    history_capacity: usize,
+
+    /// On SIGTERM or Ctrl-C, how long requests in flight may take to finish before their
+    /// connections are dropped (watches are ended at once). A second signal stops at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    shutdown_grace_period: u64,
+}
+
+fn init_logging(level: Option<&str>) -> Result<(), String> {
+    let filter = match level {
+        Some(level) => EnvFilter::try_new(level).map_err(|e| format!("--log-level {level:?}: {e}"))?,
+        None => match std::env::var("RUST_LOG") {
+            Ok(v) if !v.trim().is_empty() => {
+                EnvFilter::try_new(&v).map_err(|e| format!("RUST_LOG={v:?}: {e}"))?
+            }
+            _ => EnvFilter::new("info"),
+        },
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    Ok(())
+}
+
+/// Resolves on the first SIGTERM or SIGINT (Ctrl-C); names the signal.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; stopping on Ctrl-C only");
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let data_dir = absolute(&args.data_dir);
+    std::fs::create_dir_all(&data_dir).map_err(|e| format!("creating {}: {e}", data_dir.display()))?;
+    let handle = ControlPlane::builder()
+        .data_dir(&data_dir)
+        .bind(args.bind.clone())
+        .port(args.port)
+        .history_capacity(args.history_capacity)
+        .start()
+        .await
+        .map_err(|e| e.to_string())?;
+    let kubeconfig = data_dir.join("admin.kubeconfig");
+    println!("ocm-controlplane serving at {}", handle.url());
+    println!("data directory: {}", data_dir.display());
+    println!();
+    println!("Point kubectl (or any Kubernetes client) at it:");
+    println!("  export KUBECONFIG={}", kubeconfig.display());
+    println!("  kubectl get namespaces");
+    println!();
+    println!("Stop with Ctrl-C (or SIGTERM); objects are kept in the data directory.");
+    let signal = shutdown_signal().await;
+    let grace = Duration::from_secs(args.shutdown_grace_period);
+    tracing::info!(signal, grace_seconds = args.shutdown_grace_period, "stopping");
+    tokio::select! {
+        _ = handle.shutdown_gracefully(grace) => tracing::info!("stopped"),
+        second = shutdown_signal() => tracing::warn!(signal = second, "second signal: stopping at once"),
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(e) = init_logging(cli.log_level.as_deref()) {
+        eprintln!("ocm-controlplane: {e}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ocm-controlplane: starting the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+        }
+    });
+    // Connections that outlived the grace period are not waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ocm-controlplane: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Kind-specific defaulting, preparation and validation of built-in kinds.
+//!
+//! Three stages, in kube-apiserver's order: `default` runs while decoding (its fields are recorded in
+//! managedFields), `prepare` is the strategy's preparation after the field manager (status resets,
+//! server-set fields), `validate` returns field causes for a 422.
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use crate::registry::{ResourceInfo, Special};
+use crate::status::Cause;
+use crate::validation;
+
+fn special(info: &ResourceInfo) -> Special {
+    info.behavior.as_ref().map(|b| b.special).unwrap_or(Special::None)
+}
+
+fn meta_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+    object
+        .as_object_mut()?
+        .entry("metadata")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+}
+
+/// Scheme defaulting (recorded in managedFields).
+pub fn default(info: &ResourceInfo, object: &mut Value) {
+    match special(info) {
+        Special::Namespace => {
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if let Some(meta) = meta_mut(object) {
+                let labels = meta.entry("labels").or_insert_with(|| json!({}));
+                if let Some(l) = labels.as_object_mut() {
+                    l.insert("kubernetes.io/metadata.name".into(), json!(name));
+                }
+            }
+        }
+        Special::Secret => {
+            if let Some(map) = object.as_object_mut() {
+                if let Some(Value::Object(string_data)) = map.remove("stringData") {
+                    let data = map.entry("data").or_insert_with(|| json!({}));
+                    if !data.is_object() {
+                        *data = json!({});
+                    }
+                    if let Some(d) = data.as_object_mut() {
+                        for (k, v) in string_data {
+                            let s = v.as_str().unwrap_or_default();
+                            d.insert(k, json!(base64::engine::general_purpose::STANDARD.encode(s)));
+                        }
+                    }
+                }
+                let empty_type = map.get("type").and_then(Value::as_str).is_none_or(str::is_empty);
+                if empty_type {
+                    map.insert("type".into(), json!("Opaque"));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Strategy preparation on create (after the field manager).
+pub fn prepare_create(info: &ResourceInfo, object: &mut Value) {
+    if let Special::Namespace = special(info)
+        && let Some(map) = object.as_object_mut()
+    {
+        let spec = map.entry("spec").or_insert_with(|| json!({}));
+        if let Some(s) = spec.as_object_mut()
+            && !s.contains_key("finalizers")
+        {
+            s.insert("finalizers".into(), json!(["kubernetes"]));
+        }
+        map.insert("status".into(), json!({"phase": "Active"}));
+    }
+}
+
+/// Validation of a new object on create (`old` = `None`) or update.
+pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    match special(info) {
+        Special::ConfigMap | Special::Secret => {
+            for field in ["data", "binaryData"] {
+                if let Some(m) = object.get(field).and_then(Value::as_object) {
+                    for k in m.keys() {
+                        for e in validation::config_key(k) {
+                            causes.push(Cause::invalid(format!("{field}[{k}]"), &json!(k), &e));
+                        }
+                    }
+                }
+            }
+            if special(info) == Special::Secret {
+                let ty = object.get("type").and_then(Value::as_str).unwrap_or("Opaque");
+                let data = object.get("data").and_then(Value::as_object);
+                let has = |k: &str| data.is_some_and(|d| d.contains_key(k));
+                let required: &[&str] = match ty {
+                    "kubernetes.io/tls" => &["tls.crt", "tls.key"],
+                    "kubernetes.io/dockerconfigjson" => &[".dockerconfigjson"],
+                    "kubernetes.io/dockercfg" => &[".dockercfg"],
+                    "kubernetes.io/ssh-auth" => &["ssh-privatekey"],
+                    _ => &[],
+                };
+                for k in required {
+                    if !has(k) {
+                        causes.push(Cause::required(format!("data[{k}]"), ""));
+                    }
+                }
+                if let Some(old) = old {
+                    let old_ty = old.get("type").and_then(Value::as_str).unwrap_or("Opaque");
+                    if old_ty != ty {
+                        causes.push(Cause::invalid("type", &json!(ty), "field is immutable"));
+                    }
+                }
+            }
+            if let Some(old) = old
+                && old.get("immutable").and_then(Value::as_bool) == Some(true)
+            {
+                for field in ["data", "binaryData"] {
+                    if old.get(field) != object.get(field) {
+                        causes.push(Cause::forbidden(
+                            field,
+                            "field is immutable when `immutable` is set",
+                        ));
+                    }
+                }
+                if object.get("immutable").and_then(Value::as_bool) != Some(true) {
+                    causes.push(Cause::forbidden(
+                        "immutable",
+                        "field is immutable when `immutable` is set",
+                    ));
+                }
+            }
+        }
+        Special::Csr => {
+            if let Some(old) = old
+                && old.get("spec") != object.get("spec")
+            {
+                causes.push(Cause::invalid("spec", &Value::Null, "field is immutable"));
+            }
+        }
+        _ => {}
+    }
+    causes
+}

@@ -1,0 +1,371 @@
+//! LIST and DELETECOLLECTION: selectors, pagination with continue tokens, resourceVersion semantics.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::{Api, Reply, RequestContext, list_item, to_version};
+use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::{ApiError, Cause, Subject};
+use crate::storage::{self, StorageError};
+
+/// Parsed list options.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// `labelSelector`.
+    pub label: LabelSelector,
+    /// `fieldSelector`.
+    pub field: FieldSelector,
+    /// `limit` (0 = no limit).
+    pub limit: usize,
+    /// Decoded `continue`: revision and the key to start after.
+    pub cont: Option<(u64, String)>,
+    /// `resourceVersion`.
+    pub rv: Option<String>,
+    /// `resourceVersionMatch`.
+    pub rv_match: Option<String>,
+}
+
+fn list_options_subject() -> Subject {
+    Subject {
+        group: "meta.k8s.io".into(),
+        resource: "listoptions".into(),
+        kind: "ListOptions".into(),
+    }
+}
+
+/// The resourceVersion of a query, parsed as kube-apiserver does.
+pub fn parse_rv(s: &str) -> Result<u64, ApiError> {
+    s.parse::<u64>().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version: resourceVersion: Invalid value: {s:?}: strconv.ParseUint: parsing {s:?}: invalid syntax"
+        ))
+    })
+}
+
+fn supported_field(info: &ResourceInfo, field: &str) -> bool {
+    if matches!(field, "metadata.name" | "metadata.namespace") {
+        return true;
+    }
+    let extra: &[&str] = match (info.group.as_str(), info.resource.as_str()) {
+        ("", "secrets") => &["type"],
+        ("", "namespaces") => &["status.phase"],
+        ("", "pods") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        ("", "events") | ("events.k8s.io", "events") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
+        ("", "nodes") => &["spec.unschedulable"],
+        ("", "replicationcontrollers") => &["status.replicas"],
+        ("apps", "replicasets") => &["status.replicas"],
+        ("batch", "jobs") => &["status.successful"],
+        _ => &[],
+    };
+    extra.contains(&field)
+}
+
+impl ListOptions {
+    /// Parses the query parameters of a list or watch.
+    pub fn parse(info: &ResourceInfo, q: &HashMap<String, String>) -> Result<Self, ApiError> {
+        let label = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or_default())
+            .map_err(ApiError::bad_request)?;
+        let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or_default())
+            .map_err(ApiError::bad_request)?;
+        for f in field.fields() {
+            if !supported_field(info, f) {
+                return Err(ApiError::bad_request(format!("field label not supported: {f}")));
+            }
+        }
+        let limit = q
+            .get("limit")
+            .and_then(|l| l.parse::<i64>().ok())
+            .unwrap_or(0)
+            .max(0) as usize;
+        let cont = match q.get("continue").filter(|c| !c.is_empty()) {
+            Some(token) => Some(decode_continue(token)?),
+            None => None,
+        };
+        let rv = q.get("resourceVersion").filter(|s| !s.is_empty()).cloned();
+        let rv_match = q.get("resourceVersionMatch").filter(|s| !s.is_empty()).cloned();
+        if rv_match.is_some() && rv.is_none() {
+            return Err(ApiError::invalid(
+                &list_options_subject(),
+                "",
+                vec![Cause::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )],
+            ));
+        }
+        if let Some(m) = &rv_match
+            && !matches!(m.as_str(), "Exact" | "NotOlderThan")
+        {
+            return Err(ApiError::invalid(
+                &list_options_subject(),
+                "",
+                vec![Cause::not_supported(
+                    "resourceVersionMatch",
+                    &json!(m),
+                    &["Exact".into(), "NotOlderThan".into()],
+                )],
+            ));
+        }
+        Ok(Self {
+            label,
+            field,
+            limit,
+            cont,
+            rv,
+            rv_match,
+        })
+    }
+
+    /// Whether an object passes both selectors.
+    pub fn matches(&self, object: &Value) -> bool {
+        self.label.matches_object(object) && self.field.matches(object)
+    }
+}
+
+/// Encodes a continue token (kube-apiserver's format: base64 of `{"v","rv","start"}`).
+pub fn encode_continue(rv: u64, start: &str) -> String {
+    let body = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{start}\u{0}")});
+    base64::engine::general_purpose::URL_SAFE.encode(body.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
+    let bytes = base64::engine::general_purpose::URL_SAFE
+        .decode(token)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token))
+        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
+        .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
+    let invalid = |why: String| {
+        ApiError::bad_request(format!(
+            "invalid continue token: continue key is not valid: {why}"
+        ))
+    };
+    if let Some(go) = crate::gojson::syntax_error(&bytes) {
+        return Err(invalid(go));
+    }
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
+    if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        return Err(ApiError::bad_request(
+            "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ));
+    }
+    let rv = v.get("rv").and_then(Value::as_u64).unwrap_or(0);
+    let start = v
+        .get("start")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim_end_matches('\u{0}')
+        .to_string();
+    Ok((rv, start))
+}
+
+impl Api {
+    /// Waits (up to 3 s) until the store reaches `rv`; else kube-apiserver's 504.
+    async fn wait_for_rv(&self, rv: u64) -> Result<(), ApiError> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        while self.storage.current_rv() < rv {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ApiError::new(
+                    504,
+                    "Timeout",
+                    format!("Timeout: Too large resource version: {rv}, current: {}", self.storage.current_rv()),
+                )
+                .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1})));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
+    /// Objects of a LIST (key order) and the revision they reflect.
+    pub async fn list_objects(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        opts: &ListOptions,
+    ) -> Result<(Vec<(String, Value)>, u64, Option<String>, Option<usize>), ApiError> {
+        let ns = if info.namespaced {
+            ctx.namespace.as_deref()
+        } else {
+            None
+        };
+        let prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, ns);
+        let (at, start) = match &opts.cont {
+            Some((rv, start)) => (Some(*rv), Some(start.clone())),
+            None => {
+                let at = match (opts.rv.as_deref(), opts.rv_match.as_deref()) {
+                    (None, _) | (Some("0"), None | Some("NotOlderThan")) => None,
+                    (Some(rv), Some("Exact")) => Some(parse_rv(rv)?),
+                    (Some(rv), _) => {
+                        let rv = parse_rv(rv)?;
+                        self.wait_for_rv(rv).await?;
+                        None
+                    }
+                };
+                (at, None)
+            }
+        };
+        let result = match self.storage.list(&prefix, at).await {
+            Ok(r) => r,
+            Err(StorageError::ReadExpired { .. }) if opts.cont.is_some() => {
+                let token = encode_continue(self.storage.current_rv(), "");
+                return Err(ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.").with_metadata_continue(token));
+            }
+            Err(StorageError::ReadExpired { .. }) => {
+                return Err(ApiError::expired(
+                    "The resourceVersion for the provided list is too old.",
+                ));
+            }
+            Err(StorageError::ReadTooLarge { requested, current }) => {
+                return Err(ApiError::new(504, "Timeout", format!("Timeout: Too large resource version: {requested}, current: {current}"))
+                    .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1})));
+            }
+            Err(e) => return Err(ApiError::internal(e)),
+        };
+        // The token's start is relative to the resource prefix (`namespace/name`).
+        let base = storage::resource_prefix(&info.storage_group, &info.storage_resource, None);
+        let start_key = start.map(|s| format!("{base}{s}"));
+        let mut items = Vec::new();
+        let mut next = None;
+        let mut remaining = 0usize;
+        for (key, stored) in result.items {
+            if let Some(sk) = &start_key
+                && key.as_str() < sk.as_str()
+            {
+                continue;
+            }
+            if !opts.matches(&stored.object) {
+                continue;
+            }
+            if opts.limit > 0 && items.len() >= opts.limit {
+                if next.is_none() {
+                    next = Some(encode_continue(result.rv, key.trim_start_matches(&base)));
+                }
+                remaining += 1;
+                continue;
+            }
+            items.push((key, (*stored.object).clone()));
+        }
+        let remaining = if next.is_some() && opts.label.is_empty() && opts.field.0.is_empty() {
+            Some(remaining)
+        } else {
+            None
+        };
+        Ok((items, result.rv, next, remaining))
+    }
+
+    /// LIST.
+    pub async fn list(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        opts: &ListOptions,
+    ) -> Result<Reply, ApiError> {
+        let (items, rv, next, remaining) = self.list_objects(info, ctx, opts).await?;
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+        if let Some(c) = next {
+            metadata.insert("continue".into(), json!(c));
+        }
+        if let Some(r) = remaining {
+            metadata.insert("remainingItemCount".into(), json!(r));
+        }
+        let items: Vec<Value> = items
+            .iter()
+            .map(|(_, o)| list_item(info, &to_version(info, o)))
+            .collect();
+        Ok(Reply {
+            code: 200,
+            body: json!({"kind": info.list_kind(), "apiVersion": info.api_version(), "metadata": metadata, "items": items}),
+            warnings: Vec::new(),
+        })
+    }
+
+    /// DELETECOLLECTION: deletes every selected object; answers the list of deleted objects.
+    pub async fn delete_collection(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        opts: &ListOptions,
+        options: &Value,
+    ) -> Result<Reply, ApiError> {
+        let (items, _, _, _) = self
+            .list_objects(
+                info,
+                ctx,
+                &ListOptions {
+                    limit: 0,
+                    cont: None,
+                    ..opts.clone()
+                },
+            )
+            .await?;
+        let mut deleted = Vec::new();
+        for (_, object) in items {
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let ns = object
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let item_ctx = RequestContext {
+                name: Some(name),
+                namespace: ns,
+                ..ctx.clone()
+            };
+            match self.delete(info, &item_ctx, options).await {
+                Ok(reply) => {
+                    let body = if reply.body.get("kind").and_then(Value::as_str) == Some("Status") {
+                        to_version(info, &object)
+                    } else {
+                        reply.body
+                    };
+                    deleted.push(list_item(info, &body));
+                }
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Reply {
+            code: 200,
+            body: json!({"kind": info.list_kind(), "apiVersion": info.api_version(),
+                "metadata": {"resourceVersion": self.storage.current_rv().to_string()}, "items": deleted}),
+            warnings: Vec::new(),
+        })
+    }
+}
+
+impl ApiError {
+    /// Puts a fresh `continue` token into the Status `metadata` (410 for expired tokens).
+    pub fn with_metadata_continue(mut self, token: String) -> Self {
+        self.status_metadata = Some(json!({"continue": token}));
+        self
+    }
+}

@@ -1,0 +1,252 @@
+//! WATCH: a stream of `{"type": ..., "object": ...}` events, one JSON document per line.
+//!
+//! Starting points follow kube-apiserver: no resourceVersion or `0` first sends the current state as
+//! synthetic ADDED events; `sendInitialEvents=true` (with `resourceVersionMatch=NotOlderThan`) does
+//! the same and ends the burst with a BOOKMARK annotated `k8s.io/initial-events-end`; an explicit
+//! revision replays retained history after it, or sends one ERROR event (410 Expired) when it is
+//! too old. With label or field selectors, an object that stops matching is sent as DELETED and one
+//! that starts matching as ADDED. With `allowWatchBookmarks`, a BOOKMARK carrying the type's latest
+//! revision is sent about 2 s before `timeoutSeconds` ends (and every minute), only if it moved.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+
+use super::list::{ListOptions, parse_rv};
+use super::{Api, RequestContext, to_version};
+use crate::registry::ResourceInfo;
+use crate::status::{ApiError, Cause, Subject};
+use crate::storage::{self, EventType, StorageError, WatchItem};
+
+/// A watch stream of encoded event lines.
+pub type EventLines = BoxStream<'static, bytes::Bytes>;
+
+fn line(kind: &str, object: Value) -> bytes::Bytes {
+    let mut s = json!({"type": kind, "object": object}).to_string();
+    s.push('\n');
+    bytes::Bytes::from(s)
+}
+
+fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> bytes::Bytes {
+    let mut metadata = serde_json::Map::new();
+    if initial_end {
+        metadata.insert("annotations".into(), json!({"k8s.io/initial-events-end": "true"}));
+    }
+    metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+    line(
+        "BOOKMARK",
+        json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": metadata}),
+    )
+}
+
+fn expired_event(requested: u64, oldest: u64) -> bytes::Bytes {
+    let status = ApiError::expired(format!("too old resource version: {requested} ({oldest})")).to_status();
+    line("ERROR", status)
+}
+
+impl Api {
+    /// Opens a watch; errors before the stream starts are answered as plain Status responses.
+    pub async fn watch(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        q: &HashMap<String, String>,
+    ) -> Result<EventLines, ApiError> {
+        let opts = ListOptions::parse(info, q)?;
+        let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
+        let send_initial = q.get("sendInitialEvents").map(String::as_str);
+        let timeout = q
+            .get("timeoutSeconds")
+            .and_then(|t| t.parse::<u64>().ok())
+            .filter(|t| *t > 0)
+            .unwrap_or(1800);
+        if send_initial.is_some() && opts.rv_match.as_deref() != Some("NotOlderThan") {
+            let subject = Subject {
+                group: "meta.k8s.io".into(),
+                resource: "listoptions".into(),
+                kind: "ListOptions".into(),
+            };
+            let why = if send_initial == Some("true") {
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+            } else {
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+            };
+            return Err(ApiError::invalid(
+                &subject,
+                "",
+                vec![Cause::forbidden("resourceVersionMatch", why)],
+            ));
+        }
+        let rv = match opts.rv.as_deref() {
+            None => None,
+            Some(s) => Some(parse_rv(s).map_err(|_| {
+                let mut e = ApiError::new(
+                    500,
+                    "",
+                    format!("resourceVersion: Invalid value: {s:?}: strconv.ParseUint: parsing {s:?}: invalid syntax"),
+                );
+                e.reason = String::new();
+                e
+            })?),
+        };
+        let initial = send_initial == Some("true") || matches!(rv, None | Some(0));
+        let ns = if info.namespaced {
+            ctx.namespace.clone()
+        } else {
+            None
+        };
+        let prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, None);
+        let ns_prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, ns.as_deref());
+        let mut head: Vec<bytes::Bytes> = Vec::new();
+        let start = if initial {
+            let list = self
+                .storage
+                .list(&ns_prefix, None)
+                .await
+                .map_err(ApiError::internal)?;
+            let floor = rv.unwrap_or(0);
+            if floor > list.rv {
+                return Err(ApiError::new(
+                    504,
+                    "Timeout",
+                    format!(
+                        "Timeout: Too large resource version: {floor}, current: {}",
+                        list.rv
+                    ),
+                ));
+            }
+            for (_, stored) in &list.items {
+                if opts.matches(&stored.object) {
+                    head.push(line("ADDED", to_version(info, &stored.object)));
+                }
+            }
+            if send_initial == Some("true") && bookmarks {
+                head.push(bookmark(info, list.rv, true));
+            }
+            list.rv
+        } else {
+            rv.unwrap_or(0)
+        };
+        let events = match self.storage.watch(&prefix, start).await {
+            Ok(s) => s,
+            Err(StorageError::ReadExpired { requested, oldest }) => {
+                return Ok(futures::stream::iter(vec![expired_event(requested, oldest)]).boxed());
+            }
+            Err(StorageError::ReadTooLarge { requested, current }) => {
+                return Err(ApiError::new(
+                    504,
+                    "Timeout",
+                    format!("Timeout: Too large resource version: {requested}, current: {current}"),
+                ));
+            }
+            Err(e) => return Err(ApiError::internal(e)),
+        };
+        let info = info.clone();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+        let bookmark_at = if timeout > 2 {
+            Some(deadline - Duration::from_secs(2))
+        } else {
+            None
+        };
+        struct St {
+            events: crate::storage::WatchStream,
+            head: std::vec::IntoIter<bytes::Bytes>,
+            last_rv: u64,
+            sent_rv: u64,
+            bookmark_at: Option<tokio::time::Instant>,
+            next_periodic: tokio::time::Instant,
+            done: bool,
+        }
+        let st = St {
+            events,
+            head: head.into_iter(),
+            last_rv: start,
+            sent_rv: start,
+            bookmark_at: if bookmarks { bookmark_at } else { None },
+            next_periodic: tokio::time::Instant::now() + Duration::from_secs(60),
+            done: false,
+        };
+        let stream = futures::stream::unfold(st, move |mut st| {
+            let info = info.clone();
+            let opts = opts.clone();
+            let ns_prefix = ns_prefix.clone();
+            async move {
+                if let Some(h) = st.head.next() {
+                    return Some((h, st));
+                }
+                loop {
+                    if st.done {
+                        return None;
+                    }
+                    let wake = match st.bookmark_at {
+                        Some(b) => b.min(deadline),
+                        None => deadline,
+                    };
+                    let wake = if bookmarks {
+                        wake.min(st.next_periodic)
+                    } else {
+                        wake
+                    };
+                    let item = tokio::select! {
+                        item = st.events.next() => item,
+                        _ = tokio::time::sleep_until(wake) => {
+                            let now = tokio::time::Instant::now();
+                            if now >= deadline {
+                                return None;
+                            }
+                            let due = st.bookmark_at.is_some_and(|b| now >= b) || (bookmarks && now >= st.next_periodic);
+                            if st.bookmark_at.is_some_and(|b| now >= b) {
+                                st.bookmark_at = None;
+                            }
+                            if now >= st.next_periodic {
+                                st.next_periodic = now + Duration::from_secs(60);
+                            }
+                            if due && st.last_rv > st.sent_rv {
+                                st.sent_rv = st.last_rv;
+                                return Some((bookmark(&info, st.last_rv, false), st));
+                            }
+                            continue;
+                        }
+                    };
+                    match item {
+                        None => return None,
+                        Some(Err(StorageError::ReadExpired { requested, oldest })) => {
+                            st.done = true;
+                            return Some((expired_event(requested, oldest), st));
+                        }
+                        Some(Err(_)) => return None,
+                        Some(Ok(WatchItem::Progress(rv))) => st.last_rv = rv,
+                        Some(Ok(WatchItem::Event(e))) => {
+                            st.last_rv = e.rv;
+                            if !e.key.starts_with(&ns_prefix) {
+                                continue;
+                            }
+                            let now_matches = e.kind != EventType::Deleted && opts.matches(&e.object);
+                            let was_matching = e.prev.as_ref().is_some_and(|p| opts.matches(p));
+                            let kind = match (e.kind, was_matching, now_matches) {
+                                (EventType::Deleted, true, _) => "DELETED",
+                                (EventType::Deleted, false, _) => continue,
+                                (_, true, true) => "MODIFIED",
+                                (_, false, true) => "ADDED",
+                                (_, true, false) => "DELETED",
+                                (_, false, false) => continue,
+                            };
+                            let deleted_deleted = e.kind == EventType::Deleted;
+                            let object = if deleted_deleted || now_matches || kind == "DELETED" {
+                                to_version(&info, &e.object)
+                            } else {
+                                continue;
+                            };
+                            st.sent_rv = st.sent_rv.max(e.rv);
+                            return Some((line(kind, object), st));
+                        }
+                    }
+                }
+            }
+        });
+        Ok(stream.boxed())
+    }
+}

@@ -1,0 +1,385 @@
+//! The control plane: `ControlPlane::builder()...start().await` gives a running HTTPS server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::auth::UserInfo;
+use crate::http::{self, AppState};
+use crate::metrics::{self, Metrics};
+use crate::registry::Registry;
+use crate::rest::Api;
+use crate::storage::{MemoryStorage, MemoryStorageOptions, Storage};
+use crate::tls::Credentials;
+
+/// A failed start of the control plane.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Opening the storage failed.
+    #[error("opening storage: {0}")]
+    Storage(#[from] crate::storage::StorageError),
+    /// Creating or loading certificates failed.
+    #[error("certificates: {0}")]
+    Tls(#[from] crate::tls::TlsError),
+    /// Binding the listener failed.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Creating the built-in namespaces failed.
+    #[error("creating the built-in namespaces: {0}")]
+    Bootstrap(crate::status::ApiError),
+    /// Writing the kubeconfig failed.
+    #[error("writing {path}: {source}")]
+    WriteKubeconfig {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Configures a control plane.
+#[derive(Debug, Clone)]
+pub struct ControlPlaneBuilder {
+    data_dir: Option<PathBuf>,
+    bind: String,
+    port: u16,
+    history: usize,
+}
+
+/// The entry point: `ControlPlane::builder()`.
+#[derive(Debug)]
+pub struct ControlPlane;
+
+impl ControlPlane {
+    /// A builder with defaults: in memory, 127.0.0.1, a random port.
+    pub fn builder() -> ControlPlaneBuilder {
+        ControlPlaneBuilder {
+            data_dir: None,
+            bind: "127.0.0.1".into(),
+            port: 0,
+            history: 20_000,
+        }
+    }
+}
+
+impl ControlPlaneBuilder {
+    /// Persists objects, certificates and `admin.kubeconfig` in `dir`.
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// The address to listen on (default 127.0.0.1).
+    pub fn bind(mut self, addr: impl Into<String>) -> Self {
+        self.bind = addr.into();
+        self
+    }
+
+    /// The port (0 = any free port).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// How many changes the watch history keeps.
+    pub fn history_capacity(mut self, n: usize) -> Self {
+        self.history = n;
+        self
+    }
+
+    /// Starts serving.
+    pub async fn start(self) -> Result<ControlPlaneHandle, StartError> {
+        let storage = MemoryStorage::open(MemoryStorageOptions {
+            history_capacity: self.history,
+            database: self.data_dir.as_ref().map(|d| d.join("state.redb")),
+        })?;
+        let storage: Arc<dyn Storage> = Arc::new(storage);
+        let credentials = Credentials::load_or_create(self.data_dir.as_deref())?;
+        let addr = format!("{}:{}", self.bind, self.port);
+        let listener = TcpListener::bind(&addr)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| StartError::Bind {
+            addr: addr.clone(),
+            source,
+        })?;
+        let host = if local.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else {
+            local.ip().to_string()
+        };
+        let url = if local.is_ipv6() {
+            format!("https://[{host}]:{}", local.port())
+        } else {
+            format!("https://{host}:{}", local.port())
+        };
+        let registry = Arc::new(Registry::with_builtins());
+        let api = Api::new(storage.clone(), registry);
+        crate::controllers::bootstrap(&api).await.map_err(StartError::Bootstrap)?;
+        let kubeconfig = credentials.admin_kubeconfig(&url);
+        if let Some(dir) = &self.data_dir {
+            let path = dir.join("admin.kubeconfig");
+            crate::tls::write_private(&path, &kubeconfig).map_err(|source| StartError::WriteKubeconfig {
+                path: path.display().to_string(),
+                source,
+            })?;
+        }
+        let tls = credentials.server_config()?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let metrics = Arc::new(Metrics::new(storage.clone()));
+        let state = Arc::new(AppState {
+            api: api.clone(),
+            address: format!("{host}:{}", local.port()),
+            metrics,
+        });
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let tasks = vec![tokio::spawn(crate::crd::run_controller(api.clone()))];
+        let server = Some(tokio::spawn(serve(listener, acceptor, state, stop_rx)));
+        tracing::info!(address = %url, "control plane serving");
+        Ok(ControlPlaneHandle {
+            url,
+            addr: local,
+            credentials,
+            kubeconfig,
+            api,
+            stop: stop_tx,
+            server,
+            tasks,
+        })
+    }
+}
+
+/// Resolves when the stop signal is set (or its sender is gone).
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// Accepts connections until stopped, then waits for the open ones to finish their requests.
+/// Aborting this task drops the `JoinSet` and with it every connection.
+async fn serve(
+    listener: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    state: Arc<AppState>,
+    stop: watch::Receiver<bool>,
+) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            _ = stopped(stop.clone()) => break,
+        };
+        let Ok((tcp, _peer)) = accepted else { continue };
+        connections.spawn(serve_connection(tcp, acceptor.clone(), state.clone(), stop.clone()));
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// One TLS connection: HTTP/1.1 or HTTP/2; on stop, in-flight requests finish and watches end.
+async fn serve_connection(
+    tcp: tokio::net::TcpStream,
+    acceptor: tokio_rustls::TlsAcceptor,
+    state: Arc<AppState>,
+    stop: watch::Receiver<bool>,
+) {
+    let tls = tokio::select! {
+        tls = acceptor.accept(tcp) => tls,
+        _ = stopped(stop.clone()) => return,
+    };
+    let Ok(tls) = tls else { return };
+    let user = tls
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|certs| certs.first())
+        .and_then(|c| UserInfo::from_certificate(c.as_ref()))
+        .unwrap_or_else(UserInfo::anonymous);
+    let service_stop = stop.clone();
+    let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+        let state = state.clone();
+        let user = user.clone();
+        let stop = service_stop.clone();
+        async move { Ok::<_, std::convert::Infallible>(respond(state, user, stop, req).await) }
+    });
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection(TokioIo::new(tls), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = stopped(stop) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
+}
+
+/// Reads the body (up to the limit), handles the request and records its metrics.
+async fn respond(
+    state: Arc<AppState>,
+    user: UserInfo,
+    stop: watch::Receiver<bool>,
+    req: hyper::Request<Incoming>,
+) -> hyper::Response<Body> {
+    let started = std::time::Instant::now();
+    let (parts, body) = req.into_parts();
+    let mut labels = metrics::classify(
+        parts.method.as_str(),
+        parts.uri.path(),
+        parts.uri.query(),
+        &state.api.registry,
+    );
+    metrics::apply_verb(
+        &mut labels,
+        parts
+            .headers
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+    );
+    let resp = match axum::body::to_bytes(Body::new(body), http::MAX_BODY + 1).await {
+        Ok(bytes) => {
+            http::handle(
+                state.clone(),
+                user,
+                parts.method.clone(),
+                parts.uri.clone(),
+                parts.headers,
+                bytes,
+            )
+            .await
+        }
+        Err(_) => {
+            let e = crate::status::ApiError::new(
+                413,
+                "RequestEntityTooLarge",
+                "Request entity too large: limit is 3145728",
+            );
+            let mut r = hyper::Response::new(Body::from(e.to_status().to_string()));
+            *r.status_mut() = hyper::StatusCode::PAYLOAD_TOO_LARGE;
+            r.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            r
+        }
+    };
+    let code = resp.status().as_u16();
+    state.metrics.observe(&labels, code, started.elapsed());
+    tracing::debug!(
+        method = %parts.method,
+        uri = %parts.uri,
+        status = code,
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "request"
+    );
+    // A streamed body (a watch) is counted while open and ends when the server stops.
+    if hyper::body::Body::size_hint(resp.body()).exact().is_some() {
+        return resp;
+    }
+    let guard = (labels.verb == "WATCH").then(|| state.metrics.watch_opened(&labels));
+    let (parts, body) = resp.into_parts();
+    let stream = futures::StreamExt::map(
+        futures::StreamExt::take_until(body.into_data_stream(), stopped(stop)),
+        move |chunk| {
+            let _open = &guard;
+            chunk
+        },
+    );
+    hyper::Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// A running control plane; stops when [`ControlPlaneHandle::shutdown`] is called or it is dropped.
+pub struct ControlPlaneHandle {
+    url: String,
+    addr: SocketAddr,
+    credentials: Credentials,
+    kubeconfig: String,
+    api: Api,
+    stop: watch::Sender<bool>,
+    server: Option<tokio::task::JoinHandle<()>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for ControlPlaneHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlPlaneHandle")
+            .field("url", &self.url)
+            .finish()
+    }
+}
+
+impl ControlPlaneHandle {
+    /// `https://host:port`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Certificates and keys.
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The admin kubeconfig (YAML).
+    pub fn admin_kubeconfig(&self) -> &str {
+        &self.kubeconfig
+    }
+
+    /// The REST layer (for in-process controllers and tests).
+    pub fn api(&self) -> &Api {
+        &self.api
+    }
+
+    /// Drops watch history up to the current revision, as etcd compaction does.
+    pub fn compact(&self) {
+        let rv = self.api.storage.current_rv();
+        self.api.storage.compact(rv);
+    }
+
+    /// Stops serving at once: open connections and watches are dropped.
+    pub fn shutdown(&self) {
+        let _ = self.stop.send(true);
+        if let Some(server) = &self.server {
+            server.abort();
+        }
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+
+    /// Stops gracefully: no new connections are accepted, watches end, and requests in flight are
+    /// answered; connections still open after `grace` are dropped. Every acknowledged write is
+    /// already durable (see [`crate::storage`]), so nothing else needs flushing.
+    pub async fn shutdown_gracefully(mut self, grace: std::time::Duration) {
+        let _ = self.stop.send(true);
+        if let Some(server) = self.server.as_mut()
+            && tokio::time::timeout(grace, server).await.is_err()
+        {
+            tracing::warn!(grace_ms = grace.as_millis() as u64, "connections still open after the grace period; dropping them");
+        }
+        self.shutdown();
+    }
+}
+
+impl Drop for ControlPlaneHandle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

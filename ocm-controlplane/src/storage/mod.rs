@@ -1,0 +1,203 @@
+//! Object storage behind a trait: JSON objects under string keys with one global resourceVersion.
+//!
+//! Keys have the form `/<group>/<resource>/<namespace>/<name>` (the core group is spelled `core`,
+//! cluster-scoped objects use an empty namespace segment). Every write gets the next value of a
+//! single, monotonically increasing `u64` revision which is written into the stored object's
+//! `metadata.resourceVersion`. Watches deliver every change after a given revision, in order.
+//!
+//! [`MemoryStorage`] is the implementation: an in-memory index with a bounded event history and
+//! optional durable persistence in a redb database. Other backends (etcd) can implement
+//! [`Storage`] later; the trait is object safe and its methods return boxed futures.
+
+mod memory;
+mod persist;
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+pub use memory::{MemoryStorage, MemoryStorageOptions};
+
+/// A failed storage operation.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// A create found an object already stored under the key.
+    #[error("create of {key}: already exists")]
+    CreateAlreadyExists {
+        /// The key written.
+        key: String,
+    },
+    /// An update or delete found no object under the key.
+    #[error("write of {key}: not found")]
+    WriteNotFound {
+        /// The key written.
+        key: String,
+    },
+    /// An update or delete expected a revision that is not the stored one.
+    #[error("write of {key}: expected resourceVersion {expected}, stored {actual}")]
+    WriteConflict {
+        /// The key written.
+        key: String,
+        /// The revision the caller expected.
+        expected: u64,
+        /// The revision stored.
+        actual: u64,
+    },
+    /// A read or watch asked for a revision older than the retained history.
+    #[error("read at resourceVersion {requested}: too old, oldest retained is {oldest}")]
+    ReadExpired {
+        /// The revision requested.
+        requested: u64,
+        /// The oldest revision still served.
+        oldest: u64,
+    },
+    /// A read asked for a revision newer than the current one.
+    #[error("read at resourceVersion {requested}: newer than current {current}")]
+    ReadTooLarge {
+        /// The revision requested.
+        requested: u64,
+        /// The current revision.
+        current: u64,
+    },
+    /// An object could not be encoded or decoded.
+    #[error("encoding of {key}: {source}")]
+    Encode {
+        /// The key concerned.
+        key: String,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
+    /// The persistence backend failed.
+    #[error("persistence: {0}")]
+    Persist(String),
+}
+
+/// The result of storage operations.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// An object as stored, with its revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    /// The revision of the last write of this object.
+    pub rv: u64,
+    /// The object, with `metadata.resourceVersion` set to `rv`.
+    pub object: Arc<Value>,
+}
+
+/// What a list returned.
+#[derive(Debug, Clone)]
+pub struct ListResult {
+    /// `(key, object)` in key order.
+    pub items: Vec<(String, Stored)>,
+    /// The revision the list reflects.
+    pub rv: u64,
+}
+
+/// The kind of a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// The key was created.
+    Added,
+    /// The key was updated.
+    Modified,
+    /// The key was deleted.
+    Deleted,
+}
+
+/// One change, as delivered to watchers.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// The kind of change.
+    pub kind: EventType,
+    /// The key changed.
+    pub key: String,
+    /// The revision of this change.
+    pub rv: u64,
+    /// The object after the change; for deletes the last state with `resourceVersion` = `rv`.
+    pub object: Arc<Value>,
+    /// The object before the change (absent for creates).
+    pub prev: Option<Arc<Value>>,
+}
+
+/// What a watch stream yields.
+#[derive(Debug, Clone)]
+pub enum WatchItem {
+    /// A change under the watched prefix.
+    Event(Arc<Event>),
+    /// The store moved to this revision (events may have been outside the prefix).
+    Progress(u64),
+}
+
+/// A live watch: yields changes after the start revision, in order.
+pub type WatchStream = futures::stream::BoxStream<'static, Result<WatchItem>>;
+
+/// Storage of JSON objects with one global revision (see the module docs).
+pub trait Storage: Send + Sync + 'static {
+    /// The object under `key`, if any.
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Stored>>>;
+
+    /// Objects whose keys start with `prefix`, at the current revision or, with `at`, at that exact
+    /// past revision (`ReadExpired` when it is no longer retained).
+    fn list<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<ListResult>>;
+
+    /// Stores a new object; `CreateAlreadyExists` if the key is taken.
+    fn create<'a>(&'a self, key: &'a str, object: Value) -> BoxFuture<'a, Result<Stored>>;
+
+    /// Replaces the object under `key`; with `expected`, only if that is the stored revision.
+    fn update<'a>(
+        &'a self,
+        key: &'a str,
+        object: Value,
+        expected: Option<u64>,
+    ) -> BoxFuture<'a, Result<Stored>>;
+
+    /// Removes the object under `key`; with `expected`, only if that is the stored revision.
+    /// Returns the last state, with the revision of the delete.
+    fn delete<'a>(&'a self, key: &'a str, expected: Option<u64>) -> BoxFuture<'a, Result<Stored>>;
+
+    /// Changes under `prefix` with revisions greater than `from`.
+    fn watch<'a>(&'a self, prefix: &'a str, from: u64) -> BoxFuture<'a, Result<WatchStream>>;
+
+    /// The current revision.
+    fn current_rv(&self) -> u64;
+
+    /// The oldest revision from which a watch or exact read is still served.
+    fn oldest_rv(&self) -> u64;
+
+    /// Forgets history up to and including `rv` (reads and watches from older revisions expire).
+    fn compact(&self, rv: u64);
+
+    /// The number of stored objects.
+    fn object_count(&self) -> usize;
+
+    /// The number of stored objects per `(group, resource)` of their keys (the core group is
+    /// spelled `core`), in key order.
+    fn object_counts(&self) -> Vec<(String, String, usize)>;
+}
+
+/// The storage key of an object.
+pub fn object_key(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> String {
+    format!("{}{}", resource_prefix(group, resource, namespace), name)
+}
+
+/// The key prefix of a resource type, optionally within one namespace.
+pub fn resource_prefix(group: &str, resource: &str, namespace: Option<&str>) -> String {
+    let group = if group.is_empty() { "core" } else { group };
+    match namespace {
+        Some(ns) => format!("/{group}/{resource}/{ns}/"),
+        None => format!("/{group}/{resource}/"),
+    }
+}
+
+/// Writes `rv` into `metadata.resourceVersion` of `object` (creating `metadata` if needed).
+pub fn set_resource_version(object: &mut Value, rv: u64) {
+    if let Some(map) = object.as_object_mut() {
+        let meta = map
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        }
+    }
+}

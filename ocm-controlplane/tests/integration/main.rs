@@ -1,0 +1,6 @@
+//! Integration tests of ocm-controlplane: one test binary, one module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
+
+mod conformance;
+mod kube_client;
+mod kube_runtime;
