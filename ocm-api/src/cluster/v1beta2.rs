@@ -153,7 +153,8 @@ crate::resource::custom_resource! {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedClusterSetBindingSpec {
-    /// The name of the ManagedClusterSet to bind; it must equal the binding's name.
+    /// Which ManagedClusterSet this binding makes usable in its namespace; must be the same as the
+    /// binding's own name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1))]
     pub cluster_set: Option<String>,

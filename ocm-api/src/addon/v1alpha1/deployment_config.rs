@@ -101,10 +101,10 @@ pub struct ProxyConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::byte_string_schema")]
     pub ca_bundle: Option<ByteString>,
-    /// The URL of the proxy for HTTP requests.
+    /// Proxy URL that add-on agents send plain HTTP traffic through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_proxy: Option<String>,
-    /// The URL of the proxy for HTTPS requests.
+    /// Proxy URL that add-on agents send HTTPS traffic through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
     /// Comma-separated hosts, domains and CIDRs reached without the proxy.
