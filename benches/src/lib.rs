@@ -3,3 +3,9 @@
 //! Criterion benchmarks of the pure helpers and load harnesses for the control plane and the
 //! controllers live in this package as they are built; their numbers are recorded, with the
 //! commands that produced them, in `docs/performance.md`.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`load`] | the API server load harness of the `apiserver-load` binary |
+
+pub mod load;

@@ -132,17 +132,7 @@ fn metadata_schema() -> &'static Value {
                 "x-kubernetes-list-map-keys": ["uid"], "items": {"type": "object", "properties": {
                     "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"},
                     "uid": {"type": "string"}, "controller": {"type": "boolean"},
-                    "blockOwnerDeletion": {"type": "boolean"}}}}
-        }})
-    })
-}
-
-fn builtin_map_fields() -> &'static Value {
-    static MAPS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    MAPS.get_or_init(|| {
-        let map = json!({"type": "object", "additionalProperties": {"type": "string"}});
-        json!({"type": "object", "properties": {
-            "data": map, "binaryData": map, "stringData": map,
+                    "blockOwnerDeletion": {"type": "boolean"}}, "x-kubernetes-map-type": "atomic"}}
         }})
     })
 }
@@ -186,11 +176,9 @@ pub fn object_fields(object: &Value, schema: Schema<'_>, ignore_top: &dyn Fn(&st
             set.member = false;
             set
         } else {
-            let child = match schema.openapi {
-                Some(o) => o.pointer(&format!("/properties/{}", escape_pointer(k))),
-                None if !schema.custom => builtin_map_fields().pointer(&format!("/properties/{k}")),
-                None => None,
-            };
+            let child = schema
+                .openapi
+                .and_then(|o| o.pointer(&format!("/properties/{}", escape_pointer(k))));
             value_fields(
                 v,
                 Schema {
@@ -210,8 +198,15 @@ fn escape_pointer(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
+/// The paths of a value: every node present is a member (structs, maps, lists, list items and
+/// leaves); atomic values (scalars, lists without a list type, `x-kubernetes-map-type: atomic`)
+/// have no paths below them.
 fn value_fields(v: &Value, schema: Schema<'_>) -> FieldSet {
     let o = schema.openapi;
+    let leaf = FieldSet {
+        member: true,
+        children: BTreeMap::new(),
+    };
     match v {
         Value::Object(map) => {
             let has_props = o.and_then(|o| o.get("properties")).is_some();
@@ -225,21 +220,9 @@ fn value_fields(v: &Value, schema: Schema<'_>) -> FieldSet {
                 == Some("atomic")
                 || (schema.custom && o.is_some() && !has_props && !is_map);
             if atomic {
-                return FieldSet {
-                    member: true,
-                    children: BTreeMap::new(),
-                };
+                return leaf;
             }
-            let mut out = FieldSet {
-                member: schema.custom || is_map || map.is_empty(),
-                ..Default::default()
-            };
-            if o.and_then(|o| o.get("x-kubernetes-embedded-resource"))
-                .and_then(Value::as_bool)
-                == Some(true)
-            {
-                out.member = true;
-            }
+            let mut out = leaf;
             for (k, child) in map {
                 let child_schema = o.and_then(|o| {
                     o.get("properties")
@@ -261,72 +244,51 @@ fn value_fields(v: &Value, schema: Schema<'_>) -> FieldSet {
             let list_type = o
                 .and_then(|o| o.get("x-kubernetes-list-type"))
                 .and_then(Value::as_str);
-            let item_schema = o.and_then(|o| o.get("items"));
+            let item_schema = Schema {
+                openapi: o.and_then(|o| o.get("items")),
+                custom: schema.custom,
+            };
+            let mut out = leaf;
             match list_type {
                 Some("set") => {
-                    let mut out = FieldSet {
-                        member: true,
-                        ..Default::default()
-                    };
                     for item in items {
-                        out.children.insert(
-                            format!("v:{item}"),
-                            FieldSet {
-                                member: true,
-                                ..Default::default()
-                            },
-                        );
+                        out.children
+                            .insert(format!("v:{item}"), value_fields(item, item_schema));
                     }
-                    out
                 }
                 Some("map") => {
-                    let keys: Vec<String> = o
+                    let mut keys: Vec<String> = o
                         .and_then(|o| o.get("x-kubernetes-list-map-keys"))
                         .and_then(Value::as_array)
                         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
                         .unwrap_or_default();
-                    let mut out = FieldSet {
-                        member: true,
-                        ..Default::default()
-                    };
+                    keys.sort();
                     for item in items {
-                        let mut key = Map::new();
-                        let mut sorted = keys.clone();
-                        sorted.sort();
-                        for k in &sorted {
-                            if let Some(kv) = item.get(k) {
-                                key.insert(k.clone(), kv.clone());
-                            }
-                        }
-                        let mut set = value_fields(
-                            item,
-                            Schema {
-                                openapi: item_schema,
-                                custom: schema.custom,
-                            },
+                        let key: Map<String, Value> = keys
+                            .iter()
+                            .filter_map(|k| item.get(k).map(|kv| (k.clone(), kv.clone())))
+                            .collect();
+                        out.children.insert(
+                            format!("k:{}", Value::Object(key)),
+                            value_fields(item, item_schema),
                         );
-                        set.member = true;
-                        out.children.insert(format!("k:{}", Value::Object(key)), set);
                     }
-                    out
                 }
-                _ => FieldSet {
-                    member: true,
-                    ..Default::default()
-                },
+                _ => {}
             }
+            out
         }
-        _ => FieldSet {
-            member: true,
-            ..Default::default()
-        },
+        _ => leaf,
     }
 }
 
-/// The leaves (and list items) whose values differ between `old` and `new`, plus new paths.
+/// Added and modified paths of an update (`Added ∪ Modified` of a structured comparison): paths
+/// of `new` that `old` lacks, and leaves (nodes without members below them in both sets, i.e.
+/// scalars and atomic values) whose value differs.
 fn changed_paths(old: &FieldSet, new: &FieldSet, old_v: Option<&Value>, new_v: Option<&Value>) -> FieldSet {
     let mut out = FieldSet::default();
-    if new.member && (!old.member || (new.children.is_empty() && old_v != new_v)) {
+    let leaf = new.children.is_empty() && old.children.is_empty();
+    if new.member && (!old.member || (leaf && old_v != new_v)) {
         out.member = true;
     }
     for (k, child) in &new.children {
@@ -377,68 +339,141 @@ pub struct Manager<'a> {
     pub subresource: &'a str,
 }
 
-/// Computes the `managedFields` of `new` after an Update by `manager`, given the previous object
-/// (`None` on create) and the object's field sets.
-pub fn update_managed_fields(
-    old: Option<&Value>,
-    new: &Value,
-    old_fields: &FieldSet,
-    new_fields: &FieldSet,
-    manager: &Manager<'_>,
-) -> Vec<Value> {
-    let mut entries: Vec<Value> = old
+/// The managedFields entries of an object, if it has any.
+fn entries_of(object: Option<&Value>) -> Vec<Value> {
+    object
         .and_then(|o| o.pointer("/metadata/managedFields"))
         .and_then(Value::as_array)
         .cloned()
-        .unwrap_or_default();
-    let changed = changed_paths(old_fields, new_fields, old, Some(new));
-    let same_entry = |e: &Value| {
-        e.get("manager").and_then(Value::as_str) == Some(manager.name)
-            && e.get("operation").and_then(Value::as_str) == Some("Update")
-            && e.get("subresource").and_then(Value::as_str).unwrap_or("") == manager.subresource
+        .unwrap_or_default()
+}
+
+/// The set with the top-level fields `reset` names left out.
+fn without_top(set: &FieldSet, reset: &[&str]) -> FieldSet {
+    let mut out = set.clone();
+    for field in reset {
+        out.children.remove(&format!("f:{field}"));
+    }
+    out
+}
+
+/// Whether an entry belongs to the manager of the request (same name, Update, same subresource).
+fn is_entry_of(entry: &Value, manager: &Manager<'_>) -> bool {
+    entry.get("manager").and_then(Value::as_str) == Some(manager.name)
+        && entry.get("operation").and_then(Value::as_str) == Some("Update")
+        && entry.get("subresource").and_then(Value::as_str).unwrap_or("") == manager.subresource
+}
+
+/// Sorts entries as kube-apiserver encodes them: by operation, time (seconds), manager,
+/// apiVersion, subresource.
+pub fn sort_entries(entries: &mut [Value]) {
+    fn key(e: &Value) -> (String, i64, String, String, String) {
+        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let seconds = e
+            .get("time")
+            .and_then(Value::as_str)
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map_or(0, |t| t.timestamp());
+        (
+            s("operation"),
+            seconds,
+            s("manager"),
+            s("apiVersion"),
+            s("subresource"),
+        )
+    }
+    entries.sort_by_key(key);
+}
+
+/// Computes the `managedFields` of an object after an Update operation by `manager`, as
+/// kube-apiserver's field manager does.
+///
+/// `live` is the stored object (`None` on create) and `new` the object the request produced
+/// (decoded and defaulted, before the strategy resets fields). `reset` names the top-level fields
+/// the strategy resets (`status` for writes of the main resource of a type with a status
+/// subresource, `spec` for writes of `/status`): changes to them are attributed to nobody.
+///
+/// The previous entries are those `new` carries when it has any (a client may rewrite
+/// managedFields; for subresources they are ignored), else the live object's. Added and modified
+/// fields move from every other manager to the requester, removed fields leave every manager,
+/// and the requester's entry gets the current time whenever it gained fields.
+pub fn update_managed_fields(
+    live: Option<&Value>,
+    new: &Value,
+    schema: Schema<'_>,
+    reset: &[&str],
+    manager: &Manager<'_>,
+) -> Vec<Value> {
+    let sent = entries_of(Some(new));
+    let mut entries = if sent.is_empty() || !manager.subresource.is_empty() || !valid_entries(&sent) {
+        entries_of(live)
+    } else {
+        sent
     };
+    let keep_all = |_: &str| false;
+    let live_fields = live.map_or_else(FieldSet::default, |l| object_fields(l, schema, &keep_all));
+    let new_fields = object_fields(new, schema, &keep_all);
+    let changed = changed_paths(&live_fields, &new_fields, live, Some(new));
+    let removed = live_fields.difference(&new_fields);
+    let taken = without_top(&changed.union(&removed), reset);
+    let gained = without_top(&changed, reset);
     let now = now_rfc3339();
-    let mut found = false;
+    let mut own = None;
     let mut out = Vec::new();
-    for mut e in entries.drain(..) {
-        let set = FieldSet::from_json(e.get("fieldsV1").unwrap_or(&Value::Null));
-        let mine = same_entry(&e);
-        let updated = if mine {
-            found = true;
-            set.union(&changed).intersection(new_fields)
-        } else if e.get("operation").and_then(Value::as_str) == Some("Update") {
-            set.difference(&changed).intersection(new_fields)
-        } else {
-            set.intersection(new_fields)
-        };
-        if updated.is_empty() {
+    for mut entry in entries.drain(..) {
+        let set = FieldSet::from_json(entry.get("fieldsV1").unwrap_or(&Value::Null));
+        let left = set.difference(&taken);
+        if left != set
+            && let Some(m) = entry.as_object_mut()
+        {
+            m.insert("fieldsV1".into(), left.to_json());
+        }
+        if own.is_none() && is_entry_of(&entry, manager) {
+            own = Some((entry, left));
             continue;
         }
-        if updated != set
-            && let Some(m) = e.as_object_mut()
-        {
-            m.insert("fieldsV1".into(), updated.to_json());
-            if mine {
+        if !left.is_empty() {
+            out.push(entry);
+        }
+    }
+    match own {
+        Some((mut entry, left)) if !gained.is_empty() => {
+            if let Some(m) = entry.as_object_mut() {
+                m.insert("fieldsV1".into(), left.union(&gained).to_json());
                 m.insert("time".into(), json!(now));
                 m.insert("apiVersion".into(), json!(manager.api_version));
             }
+            out.push(entry);
         }
-        out.push(e);
-    }
-    if !found && !changed.is_empty() {
-        let mut e = Map::new();
-        e.insert("manager".into(), json!(manager.name));
-        e.insert("operation".into(), json!("Update"));
-        e.insert("apiVersion".into(), json!(manager.api_version));
-        e.insert("time".into(), json!(now));
-        e.insert("fieldsType".into(), json!("FieldsV1"));
-        e.insert("fieldsV1".into(), changed.to_json());
-        if !manager.subresource.is_empty() {
-            e.insert("subresource".into(), json!(manager.subresource));
+        Some((entry, left)) if !left.is_empty() => out.push(entry),
+        Some(_) => {}
+        None if !gained.is_empty() => {
+            let mut e = Map::new();
+            e.insert("manager".into(), json!(manager.name));
+            e.insert("operation".into(), json!("Update"));
+            e.insert("apiVersion".into(), json!(manager.api_version));
+            e.insert("time".into(), json!(now));
+            e.insert("fieldsType".into(), json!("FieldsV1"));
+            e.insert("fieldsV1".into(), gained.to_json());
+            if !manager.subresource.is_empty() {
+                e.insert("subresource".into(), json!(manager.subresource));
+            }
+            out.push(Value::Object(e));
         }
-        out.push(Value::Object(e));
+        None => {}
     }
+    sort_entries(&mut out);
     out
+}
+
+/// Whether client-sent entries can be used as the previous state (each names a manager and an
+/// operation and carries a `fieldsV1` object).
+fn valid_entries(entries: &[Value]) -> bool {
+    entries.iter().all(|e| {
+        e.get("manager").is_some_and(Value::is_string)
+            && e.get("operation").is_some_and(Value::is_string)
+            && e.get("fieldsV1").is_none_or(Value::is_object)
+    })
 }
 
 /// The default manager name of a request: the User-Agent up to the first `/`.
@@ -475,28 +510,96 @@ mod tests {
         );
     }
 
+    const CUSTOM: Schema<'static> = Schema {
+        openapi: None,
+        custom: false,
+    };
+
+    fn manager(name: &'static str, subresource: &'static str) -> Manager<'static> {
+        Manager {
+            name,
+            api_version: "v1",
+            subresource,
+        }
+    }
+
+    fn with_entries(mut object: Value, entries: Vec<Value>) -> Value {
+        object["metadata"]["managedFields"] = Value::Array(entries);
+        object
+    }
+
     #[test]
     fn update_transfers_changed_fields() {
-        let m1 = Manager {
-            name: "one",
-            api_version: "v1",
-            subresource: "",
-        };
-        let m2 = Manager {
-            name: "two",
-            api_version: "v1",
-            subresource: "",
-        };
         let v1 = json!({"data": {"a": "1", "b": "1"}, "metadata": {}});
-        let f1 = fields(&v1);
-        let mf = update_managed_fields(None, &v1, &FieldSet::default(), &f1, &m1);
-        let mut v1m = v1.clone();
-        v1m["metadata"]["managedFields"] = Value::Array(mf);
+        let mf = update_managed_fields(None, &v1, CUSTOM, &[], &manager("one", ""));
+        let v1m = with_entries(v1, mf);
         let v2 = json!({"data": {"a": "2", "b": "1"}, "metadata": {}});
-        let f2 = fields(&v2);
-        let mf2 = update_managed_fields(Some(&v1m), &v2, &f1, &f2, &m2);
+        let mf2 = update_managed_fields(Some(&v1m), &v2, CUSTOM, &[], &manager("two", ""));
         assert_eq!(mf2.len(), 2);
-        assert_eq!(mf2[0]["fieldsV1"], json!({"f:data": {".": {}, "f:b": {}}}));
-        assert_eq!(mf2[1]["fieldsV1"], json!({"f:data": {"f:a": {}}}));
+        let by = |name: &str| {
+            mf2.iter()
+                .find(|e| e["manager"] == name)
+                .map(|e| e["fieldsV1"].clone())
+        };
+        assert_eq!(by("one"), Some(json!({"f:data": {".": {}, "f:b": {}}})));
+        assert_eq!(by("two"), Some(json!({"f:data": {"f:a": {}}})));
+    }
+
+    #[test]
+    fn reset_fields_stay_with_their_owner() {
+        // A /status write that also sends another spec keeps the spec with its owner.
+        let live = json!({"spec": {"x": 1}, "metadata": {}});
+        let mf = update_managed_fields(None, &live, CUSTOM, &["status"], &manager("m", ""));
+        let live = with_entries(live, mf);
+        let new = json!({"spec": {"x": 2}, "status": {"s": "ok"}, "metadata": {}});
+        let mf = update_managed_fields(Some(&live), &new, CUSTOM, &["spec"], &manager("m", "status"));
+        assert_eq!(mf.len(), 2);
+        assert_eq!(mf[0]["fieldsV1"], json!({"f:spec": {".": {}, "f:x": {}}}));
+        assert_eq!(mf[1]["fieldsV1"], json!({"f:status": {".": {}, "f:s": {}}}));
+        assert_eq!(mf[1]["subresource"], "status");
+    }
+
+    #[test]
+    fn removed_fields_leave_every_manager_and_no_op_keeps_entries() {
+        let v1 = json!({"data": {"a": "1"}, "metadata": {}});
+        let mf = update_managed_fields(None, &v1, CUSTOM, &[], &manager("one", ""));
+        let v1m = with_entries(v1.clone(), mf.clone());
+        assert_eq!(
+            update_managed_fields(Some(&v1m), &v1, CUSTOM, &[], &manager("two", "")),
+            mf
+        );
+        let v2 = json!({"data": {}, "metadata": {}});
+        let mf2 = update_managed_fields(Some(&v1m), &v2, CUSTOM, &[], &manager("two", ""));
+        assert_eq!(mf2.len(), 1);
+        assert_eq!(mf2[0]["manager"], "one");
+        assert_eq!(mf2[0]["fieldsV1"], json!({"f:data": {}}));
+    }
+
+    #[test]
+    fn entries_sent_by_the_client_replace_the_live_ones() {
+        let live = with_entries(
+            json!({"data": {"a": "1"}, "metadata": {}}),
+            vec![json!({"manager": "old", "operation": "Update", "fieldsV1": {"f:data": {"f:a": {}}}})],
+        );
+        let sent = with_entries(
+            json!({"data": {"a": "1"}, "metadata": {}}),
+            vec![json!({"manager": "other", "operation": "Update", "fieldsV1": {"f:data": {"f:a": {}}}})],
+        );
+        let mf = update_managed_fields(Some(&live), &sent, CUSTOM, &[], &manager("me", ""));
+        assert_eq!(mf.len(), 1);
+        assert_eq!(mf[0]["manager"], "other");
+    }
+
+    #[test]
+    fn entries_sort_like_kube() {
+        let mut entries = vec![
+            json!({"manager": "b", "operation": "Update", "time": "2026-01-01T00:00:02Z"}),
+            json!({"manager": "a", "operation": "Update", "time": "2026-01-01T00:00:02Z"}),
+            json!({"manager": "z", "operation": "Update", "time": "2026-01-01T00:00:01Z"}),
+            json!({"manager": "c", "operation": "Apply", "time": "2026-01-01T00:00:09Z"}),
+        ];
+        sort_entries(&mut entries);
+        let names: Vec<&str> = entries.iter().filter_map(|e| e["manager"].as_str()).collect();
+        assert_eq!(names, ["c", "z", "a", "b"]);
     }
 }

@@ -1,8 +1,10 @@
-//! JSON syntax errors worded as Go's `encoding/json` words them.
+//! JSON as Go's `encoding/json` writes and reads it.
 //!
-//! kube-apiserver quotes these texts in its 400 answers ("invalid character 'n' looking for beginning
-//! of object key string"); clients and the conformance fixtures see them, so the server reproduces
-//! them for bodies that are not valid JSON.
+//! kube-apiserver quotes syntax-error texts in its 400 answers ("invalid character 'n' looking for
+//! beginning of object key string") and whole objects in some 422 messages; clients and the
+//! conformance fixtures see them, so the server reproduces both: [`syntax_error`] for bodies that
+//! are not valid JSON, [`encode`] for JSON text with Go's escaping (`<`, `>`, `&` as `\u003c`...),
+//! and [`quote`] for Go's `%q`.
 
 /// Go's rendering of a character in a syntax error (`'x'`, `'\''`, `'\x81'`).
 fn quote_char(c: u8) -> String {
@@ -234,6 +236,55 @@ pub fn value_kind(v: &serde_json::Value) -> &'static str {
         serde_json::Value::Array(_) => "array",
         serde_json::Value::Object(_) => "object",
     }
+}
+
+/// JSON text as Go's `json.Marshal` writes it: keys in the value's order, no spaces, and `<`, `>`,
+/// `&`, U+2028 and U+2029 escaped.
+pub fn encode(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Go's `strconv.Quote` (`%q`): printable characters as they are, the usual escapes, `\x`, `\u`
+/// and `\U` for the rest.
+pub fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{07}' => out.push_str("\\a"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0C}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{0B}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() || c == '\u{FEFF}' => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! | [`rest`] | the verbs over storage: get, list, watch, create, update, patch, delete, deletecollection |
 //! | [`crd`] | CustomResourceDefinitions: dynamic serving, pruning, defaulting, validation |
 //! | [`fieldmanager`] | `managedFields` for Update operations |
-//! | [`selector`] | label and field selectors |
+//! | [`selector`] | label selectors (parsed by `ocm_api::selector`) and field selectors |
 //! | [`status`] | errors as `metav1.Status` with kube-apiserver's reasons and messages |
 //! | [`validation`] | names, labels, annotations, finalizers |
 //! | [`gojson`] | JSON syntax errors worded as Go's |
@@ -21,7 +21,7 @@
 //! | [`tls`] | CA, serving and admin certificates, kubeconfig |
 //! | [`server`] | `ControlPlane::builder()` and the running handle |
 //! | [`testenv`] | `TestEnv` for tests |
-//! | [`controllers`] | in-process controllers (built-in namespaces) |
+//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease |
 
 // `ApiError` carries a full `metav1.Status` (message, details); boxing it everywhere would only
 // move the allocation. Errors are the cold path of every handler.

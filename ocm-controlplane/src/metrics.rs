@@ -176,9 +176,7 @@ impl Metrics {
             })
             .inc();
         if labels.verb != "WATCH" {
-            self.latency
-                .get_or_create(labels)
-                .observe(elapsed.as_secs_f64());
+            self.latency.get_or_create(labels).observe(elapsed.as_secs_f64());
         }
     }
 
@@ -294,21 +292,45 @@ mod tests {
     #[test]
     fn classifies_verbs_resources_and_scopes() {
         let l = labels("GET", "/api/v1/namespaces/ns/configmaps", None);
-        assert_eq!((l.verb.as_str(), l.resource.as_str(), l.scope.as_str()), ("LIST", "configmaps", "namespace"));
+        assert_eq!(
+            (l.verb.as_str(), l.resource.as_str(), l.scope.as_str()),
+            ("LIST", "configmaps", "namespace")
+        );
         let l = labels("GET", "/api/v1/configmaps", Some("watch=true&resourceVersion=3"));
         assert_eq!((l.verb.as_str(), l.scope.as_str()), ("WATCH", "cluster"));
         let l = labels("GET", "/api/v1/namespaces/ns", None);
-        assert_eq!((l.verb.as_str(), l.resource.as_str(), l.scope.as_str()), ("GET", "namespaces", "resource"));
+        assert_eq!(
+            (l.verb.as_str(), l.resource.as_str(), l.scope.as_str()),
+            ("GET", "namespaces", "resource")
+        );
         let l = labels("PUT", "/api/v1/namespaces/ns/status", None);
-        assert_eq!((l.resource.as_str(), l.subresource.as_str()), ("namespaces", "status"));
+        assert_eq!(
+            (l.resource.as_str(), l.subresource.as_str()),
+            ("namespaces", "status")
+        );
         let l = labels("DELETE", "/apis/apps/v1/namespaces/ns/deployments", None);
-        assert_eq!((l.verb.as_str(), l.group.as_str(), l.scope.as_str()), ("DELETE", "apps", "namespace"));
+        assert_eq!(
+            (l.verb.as_str(), l.group.as_str(), l.scope.as_str()),
+            ("DELETE", "apps", "namespace")
+        );
         let l = labels("PUT", "/apis/apps/v1/namespaces/ns/deployments/d/status", None);
-        assert_eq!((l.resource.as_str(), l.subresource.as_str(), l.scope.as_str()), ("deployments", "status", "resource"));
+        assert_eq!(
+            (l.resource.as_str(), l.subresource.as_str(), l.scope.as_str()),
+            ("deployments", "status", "resource")
+        );
         // Unknown resources and paths do not become label values.
-        for path in ["/api/v1/namespaces/ns/nonsense", "/apis/x.io/v1/things", "/healthz", "/zz/%00"] {
+        for path in [
+            "/api/v1/namespaces/ns/nonsense",
+            "/apis/x.io/v1/things",
+            "/healthz",
+            "/zz/%00",
+        ] {
             let l = labels("GET", path, None);
-            assert_eq!((l.group.as_str(), l.resource.as_str(), l.scope.as_str()), ("", "", ""), "{path}");
+            assert_eq!(
+                (l.group.as_str(), l.resource.as_str(), l.scope.as_str()),
+                ("", "", ""),
+                "{path}"
+            );
         }
         assert_eq!(labels("BREW", "/api/v1/configmaps", None).verb, "other");
         let mut l = labels("PATCH", "/api/v1/namespaces/ns/configmaps/c", None);
@@ -320,11 +342,17 @@ mod tests {
     async fn renders_requests_watches_and_objects() {
         let storage = Arc::new(MemoryStorage::in_memory());
         storage
-            .create("/core/configmaps/ns/a", serde_json::json!({"metadata": {"name": "a"}}))
+            .create(
+                "/core/configmaps/ns/a",
+                serde_json::json!({"metadata": {"name": "a"}}),
+            )
             .await
             .unwrap();
         storage
-            .create("/apps/deployments/ns/d", serde_json::json!({"metadata": {"name": "d"}}))
+            .create(
+                "/apps/deployments/ns/d",
+                serde_json::json!({"metadata": {"name": "d"}}),
+            )
             .await
             .unwrap();
         let metrics = Metrics::new(storage);
@@ -340,10 +368,22 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("apiserver_request_duration_seconds_bucket{"), "{text}");
-        assert!(text.contains("apiserver_longrunning_requests{verb=\"WATCH\""), "{text}");
-        assert!(text.contains("apiserver_storage_objects{resource=\"configmaps\"} 1"), "{text}");
-        assert!(text.contains("apiserver_storage_objects{resource=\"deployments.apps\"} 1"), "{text}");
+        assert!(
+            text.contains("apiserver_request_duration_seconds_bucket{"),
+            "{text}"
+        );
+        assert!(
+            text.contains("apiserver_longrunning_requests{verb=\"WATCH\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("apiserver_storage_objects{resource=\"configmaps\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("apiserver_storage_objects{resource=\"deployments.apps\"} 1"),
+            "{text}"
+        );
         drop(guard);
         assert!(metrics.render().contains("scope=\"cluster\"} 0"));
         assert!(text.ends_with("# EOF\n"));

@@ -1,253 +1,79 @@
-//! Label and field selectors in the query-string syntax (`env in (a,b),!tier`, `metadata.name=x`).
+//! Label and field selectors of list and watch requests (`?labelSelector=env in (a,b),!tier`,
+//! `?fieldSelector=metadata.name=x`).
 //!
-//! A small parser local to the server with kube-apiserver's error texts; the workspace's shared
-//! selector module in ocm-api may replace it later.
+//! Label selectors are parsed and matched by the workspace's shared [`ocm_api::selector`]; this
+//! module only words its errors as kube-apiserver's 400 messages. Field selectors (which ocm-api
+//! does not have) are parsed here: `field=value`, `field==value`, `field!=value`, comma separated.
 
 use std::collections::BTreeMap;
 
+use ocm_api::selector::{Error as SelectorError, Selector};
 use serde_json::Value;
 
-/// One requirement of a label selector.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Requirement {
-    /// `key`.
-    Exists(String),
-    /// `!key`.
-    NotExists(String),
-    /// `key=v`, `key==v`, `key in (..)`.
-    In(String, Vec<String>),
-    /// `key!=v`, `key notin (..)` (also matches objects without the key).
-    NotIn(String, Vec<String>),
-    /// `key gt n`.
-    Gt(String, i64),
-    /// `key lt n`.
-    Lt(String, i64),
-}
-
-/// A parsed label selector (all requirements must hold).
+/// A parsed label selector (all requirements must hold; none selects everything).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LabelSelector(pub Vec<Requirement>);
+pub struct LabelSelector(Selector);
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Ident(String),
-    Not,
-    Eq,
-    DoubleEq,
-    NotEq,
-    In,
-    NotInKw,
-    Gt,
-    Lt,
-    Comma,
-    Open,
-    Close,
+/// kube-apiserver's operator list in "expected:" messages.
+const BINARY_OPERATORS: &str = "in, notin, =, ==, !=, gt, lt";
+
+/// What kube-apiserver's parser expects between requirements.
+const TOP_LEVEL: &[&str] = &[
+    "identifier after ','",
+    "',' or 'end of string'",
+    "!, identifier, or 'end of string'",
+];
+
+/// The 400 message kube-apiserver gives for a selector `query` that does not parse.
+fn kube_message(query: &str, error: &SelectorError) -> String {
+    let detail = match error {
+        // Errors between requirements are not about one requirement.
+        SelectorError::ParseQuery { found, expected } if TOP_LEVEL.contains(expected) => {
+            return format!("found '{found}', expected: {expected}");
+        }
+        SelectorError::ParseQuery { found, expected } => {
+            // ocm-api lists the operators by their symbols; kube-apiserver by its own names.
+            let expected = if expected.starts_with("one of [") {
+                BINARY_OPERATORS
+            } else {
+                expected
+            };
+            format!("found '{found}', expected: {expected}")
+        }
+        SelectorError::ValidateKey { key, .. } => {
+            let why = crate::validation::qualified_name(key).join("; ");
+            format!("key: Invalid value: {key:?}: {why}")
+        }
+        SelectorError::ValidateValue { key, value, .. } => {
+            let why = crate::validation::label_value(value).join("; ");
+            let index = value_index(query, key, value);
+            format!("values[{index}][{key}]: Invalid value: {value:?}: {why}")
+        }
+        SelectorError::CheckValues { reason, .. } => format!("values: Invalid value: {reason}"),
+        other => other.to_string(),
+    };
+    format!("unable to parse requirement: {detail}")
 }
 
-fn tok_text(t: &Tok) -> String {
-    match t {
-        Tok::Ident(s) => s.clone(),
-        Tok::Not => "!".into(),
-        Tok::Eq => "=".into(),
-        Tok::DoubleEq => "==".into(),
-        Tok::NotEq => "!=".into(),
-        Tok::In => "in".into(),
-        Tok::NotInKw => "notin".into(),
-        Tok::Gt => "gt".into(),
-        Tok::Lt => "lt".into(),
-        Tok::Comma => ",".into(),
-        Tok::Open => "(".into(),
-        Tok::Close => ")".into(),
-    }
-}
-
-fn lex(s: &str) -> Vec<Tok> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            ' ' | '\t' | '\n' | '\r' => i += 1,
-            ',' => {
-                out.push(Tok::Comma);
-                i += 1
-            }
-            '(' => {
-                out.push(Tok::Open);
-                i += 1
-            }
-            ')' => {
-                out.push(Tok::Close);
-                i += 1
-            }
-            '!' if chars.get(i + 1) == Some(&'=') => {
-                out.push(Tok::NotEq);
-                i += 2
-            }
-            '!' => {
-                out.push(Tok::Not);
-                i += 1
-            }
-            '=' if chars.get(i + 1) == Some(&'=') => {
-                out.push(Tok::DoubleEq);
-                i += 2
-            }
-            '=' => {
-                out.push(Tok::Eq);
-                i += 1
-            }
-            _ => {
-                let start = i;
-                while i < chars.len() && !" \t\n\r,()!=".contains(chars[i]) {
-                    i += 1;
-                }
-                let word: String = chars[start..i].iter().collect();
-                out.push(match word.as_str() {
-                    "in" => Tok::In,
-                    "notin" => Tok::NotInKw,
-                    "gt" => Tok::Gt,
-                    "lt" => Tok::Lt,
-                    _ => Tok::Ident(word),
-                });
-            }
-        }
-    }
-    out
-}
-
-struct Parser {
-    toks: Vec<Tok>,
-    i: usize,
-}
-
-impl Parser {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.i)
-    }
-
-    fn next(&mut self) -> Option<Tok> {
-        let t = self.toks.get(self.i).cloned();
-        self.i += 1;
-        t
-    }
-
-    fn values(&mut self) -> Result<Vec<String>, String> {
-        match self.next() {
-            Some(Tok::Open) => {}
-            Some(t) => return Err(format!("found '{}', expected: '('", tok_text(&t))),
-            None => return Err("found '', expected: '('".into()),
-        }
-        let mut out = Vec::new();
-        loop {
-            match self.next() {
-                Some(Tok::Close) => return Ok(out),
-                Some(Tok::Ident(v)) => {
-                    out.push(v);
-                    match self.next() {
-                        Some(Tok::Comma) => {}
-                        Some(Tok::Close) => return Ok(out),
-                        Some(t) => return Err(format!("found '{}', expected: ',' or ')'", tok_text(&t))),
-                        None => return Err("found '', expected: ',' or ')'".into()),
-                    }
-                }
-                Some(Tok::Comma) => out.push(String::new()),
-                Some(t) => {
-                    return Err(format!(
-                        "found '{}', expected: ',', ')' or identifier",
-                        tok_text(&t)
-                    ));
-                }
-                None => return Err("found '', expected: ',', ')' or identifier".into()),
-            }
-        }
-    }
-
-    fn requirement(&mut self) -> Result<Requirement, String> {
-        let negated = if self.peek() == Some(&Tok::Not) {
-            self.i += 1;
-            true
-        } else {
-            false
-        };
-        let key = match self.next() {
-            Some(Tok::Ident(k)) => k,
-            Some(t) => {
-                return Err(format!(
-                    "found '{}', expected: !, identifier, or 'end of string'",
-                    tok_text(&t)
-                ));
-            }
-            None => return Err("found '', expected: identifier".into()),
-        };
-        if negated {
-            return Ok(Requirement::NotExists(key));
-        }
-        let op = match self.peek() {
-            None | Some(Tok::Comma) => return Ok(Requirement::Exists(key)),
-            Some(_) => self.next(),
-        };
-        let single = |p: &mut Parser| -> Result<String, String> {
-            match p.peek() {
-                Some(Tok::Ident(v)) => {
-                    let v = v.clone();
-                    p.i += 1;
-                    Ok(v)
-                }
-                None | Some(Tok::Comma) => Ok(String::new()),
-                Some(t) => Err(format!("found '{}', expected: identifier", tok_text(t))),
-            }
-        };
-        match op {
-            Some(Tok::Eq | Tok::DoubleEq) => Ok(Requirement::In(key, vec![single(self)?])),
-            Some(Tok::NotEq) => Ok(Requirement::NotIn(key, vec![single(self)?])),
-            Some(Tok::In) => Ok(Requirement::In(key, self.values()?)),
-            Some(Tok::NotInKw) => Ok(Requirement::NotIn(key, self.values()?)),
-            Some(op @ (Tok::Gt | Tok::Lt)) => {
-                let v = single(self)?;
-                let n: i64 = v
-                    .parse()
-                    .map_err(|_| "for 'Gt', 'Lt' operators, the value must be an integer".to_string())?;
-                Ok(if op == Tok::Gt {
-                    Requirement::Gt(key, n)
-                } else {
-                    Requirement::Lt(key, n)
-                })
-            }
-            Some(t) => Err(format!(
-                "found '{}', expected: in, notin, =, ==, !=, gt, lt",
-                tok_text(&t)
-            )),
-            None => Err("found '', expected: in, notin, =, ==, !=, gt, lt".into()),
-        }
-    }
+/// The position of `value` among the sorted values of `key`'s requirement (kube validates the
+/// de-duplicated, sorted list), 0 when it cannot be told.
+fn value_index(query: &str, key: &str, value: &str) -> usize {
+    let Some(start) = query.find(key) else { return 0 };
+    let rest = &query[start + key.len()..];
+    let Some(open) = rest.find('(') else { return 0 };
+    let Some(close) = rest[open..].find(')') else {
+        return 0;
+    };
+    let mut values: Vec<&str> = rest[open + 1..open + close].split(',').map(str::trim).collect();
+    values.sort_unstable();
+    values.dedup();
+    values.iter().position(|v| *v == value).unwrap_or(0)
 }
 
 impl LabelSelector {
     /// Parses the query syntax; the error is kube-apiserver's 400 message.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let mut p = Parser { toks: lex(s), i: 0 };
-        let mut reqs = Vec::new();
-        if p.toks.is_empty() {
-            return Ok(Self(reqs));
-        }
-        loop {
-            let r = p
-                .requirement()
-                .map_err(|e| format!("unable to parse requirement: {e}"))?;
-            reqs.push(r);
-            match p.next() {
-                None => break,
-                Some(Tok::Comma) => {}
-                Some(t) => {
-                    return Err(format!(
-                        "found '{}', expected: ',' or 'end of string'",
-                        tok_text(&t)
-                    ));
-                }
-            }
-        }
-        Ok(Self(reqs))
+        Selector::parse(s).map(Self).map_err(|e| kube_message(s, &e))
     }
 
     /// Whether the selector selects everything.
@@ -257,28 +83,12 @@ impl LabelSelector {
 
     /// Whether `labels` satisfy every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.0.iter().all(|r| match r {
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::NotExists(k) => !labels.contains_key(k),
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-            Requirement::Gt(k, n) => labels
-                .get(k)
-                .and_then(|v| v.parse::<i64>().ok())
-                .is_some_and(|v| v > *n),
-            Requirement::Lt(k, n) => labels
-                .get(k)
-                .and_then(|v| v.parse::<i64>().ok())
-                .is_some_and(|v| v < *n),
-        })
+        self.0.matches(labels)
     }
 
     /// Whether an object's `metadata.labels` satisfy the selector.
     pub fn matches_object(&self, object: &Value) -> bool {
-        if self.is_empty() {
-            return true;
-        }
-        self.matches(&labels_of(object))
+        self.is_empty() || self.matches(&labels_of(object))
     }
 }
 
@@ -300,7 +110,7 @@ pub fn labels_of(object: &Value) -> BTreeMap<String, String> {
 pub struct FieldSelector(pub Vec<(String, bool, String)>);
 
 impl FieldSelector {
-    /// Parses a field selector; `supported` tells which fields the type allows.
+    /// Parses a field selector; the error is kube-apiserver's 400 message.
     pub fn parse(s: &str) -> Result<Self, String> {
         let mut out = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -318,12 +128,17 @@ impl FieldSelector {
         Ok(Self(out))
     }
 
-    /// Whether every term holds for `object`; `value_of` resolves a field name to the object's value.
+    /// Whether every term holds for `object`.
     pub fn matches(&self, object: &Value) -> bool {
         self.0.iter().all(|(field, eq, want)| {
             let actual = field_value(object, field);
             (actual.as_deref().unwrap_or("") == want) == *eq
         })
+    }
+
+    /// Whether the selector has no term.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// Fields named by the selector.
@@ -372,9 +187,30 @@ mod tests {
         ] {
             assert_eq!(LabelSelector::parse(sel).unwrap().matches(&l), want, "{sel}");
         }
+    }
+
+    #[test]
+    fn errors_are_worded_as_kube_apiserver() {
         assert_eq!(
             LabelSelector::parse("bad key!=x").unwrap_err(),
             "unable to parse requirement: found 'key', expected: in, notin, =, ==, !=, gt, lt"
+        );
+        assert_eq!(
+            LabelSelector::parse("a=b,").unwrap_err(),
+            "found '', expected: identifier after ','"
+        );
+        let long = "x".repeat(64);
+        let message = LabelSelector::parse(&format!("env in (a,{long})")).unwrap_err();
+        assert!(
+            message.starts_with(&format!(
+                "unable to parse requirement: values[1][env]: Invalid value: \"{long}\": "
+            )),
+            "{message}"
+        );
+        assert!(
+            LabelSelector::parse("-bad=x")
+                .unwrap_err()
+                .starts_with("unable to parse requirement: key: Invalid value: \"-bad\": "),
         );
     }
 
@@ -383,5 +219,9 @@ mod tests {
         let o = serde_json::json!({"metadata": {"name": "a", "namespace": "n"}});
         assert!(FieldSelector::parse("metadata.name=a").unwrap().matches(&o));
         assert!(!FieldSelector::parse("metadata.name!=a").unwrap().matches(&o));
+        assert_eq!(
+            FieldSelector::parse("metadata.name").unwrap_err(),
+            "invalid selector: 'metadata.name'; can't understand 'metadata.name'"
+        );
     }
 }

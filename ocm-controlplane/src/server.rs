@@ -55,7 +55,11 @@ pub struct ControlPlaneBuilder {
     bind: String,
     port: u16,
     history: usize,
+    compaction: Option<std::time::Duration>,
 }
+
+/// How often the history is compacted by default (kube-apiserver's `--etcd-compaction-interval`).
+pub const DEFAULT_COMPACTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The entry point: `ControlPlane::builder()`.
 #[derive(Debug)]
@@ -69,6 +73,7 @@ impl ControlPlane {
             bind: "127.0.0.1".into(),
             port: 0,
             history: 20_000,
+            compaction: Some(DEFAULT_COMPACTION_INTERVAL),
         }
     }
 }
@@ -95,6 +100,15 @@ impl ControlPlaneBuilder {
     /// How many changes the watch history keeps.
     pub fn history_capacity(mut self, n: usize) -> Self {
         self.history = n;
+        self
+    }
+
+    /// How often the watch history is compacted, as kube-apiserver has etcd compact it: each
+    /// time, history up to the revision of the previous compaction round is dropped, so watches
+    /// and `continue` tokens from before then get `410 Expired`. `None` never compacts (the
+    /// history is still bounded by [`history_capacity`](Self::history_capacity)). Default: 5 min.
+    pub fn compaction_interval(mut self, interval: Option<std::time::Duration>) -> Self {
+        self.compaction = interval.filter(|i| !i.is_zero());
         self
     }
 
@@ -128,8 +142,10 @@ impl ControlPlaneBuilder {
             format!("https://{host}:{}", local.port())
         };
         let registry = Arc::new(Registry::with_builtins());
-        let api = Api::new(storage.clone(), registry);
-        crate::controllers::bootstrap(&api).await.map_err(StartError::Bootstrap)?;
+        let api = Api::new(storage.clone(), registry).with_root_ca(&credentials.ca_pem);
+        crate::controllers::bootstrap(&api)
+            .await
+            .map_err(StartError::Bootstrap)?;
         let kubeconfig = credentials.admin_kubeconfig(&url);
         if let Some(dir) = &self.data_dir {
             let path = dir.join("admin.kubeconfig");
@@ -147,7 +163,15 @@ impl ControlPlaneBuilder {
             metrics,
         });
         let (stop_tx, stop_rx) = watch::channel(false);
-        let tasks = vec![tokio::spawn(crate::crd::run_controller(api.clone()))];
+        let tasks = vec![
+            tokio::spawn(crate::crd::run_controller(api.clone())),
+            tokio::spawn(crate::controllers::namespace_defaults::run(api.clone())),
+            tokio::spawn(crate::controllers::leader_lease::run(api.clone())),
+        ];
+        let mut tasks = tasks;
+        if let Some(interval) = self.compaction {
+            tasks.push(tokio::spawn(compact_periodically(storage.clone(), interval)));
+        }
         let server = Some(tokio::spawn(serve(listener, acceptor, state, stop_rx)));
         tracing::info!(address = %url, "control plane serving");
         Ok(ControlPlaneHandle {
@@ -160,6 +184,20 @@ impl ControlPlaneBuilder {
             server,
             tasks,
         })
+    }
+}
+
+/// Every `interval`, compacts reads up to the revision seen one round before (watches keep being
+/// served from the history, as kube-apiserver's watch cache serves them).
+async fn compact_periodically(storage: Arc<dyn Storage>, interval: std::time::Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    let mut previous = storage.current_rv();
+    loop {
+        ticker.tick().await;
+        storage.compact_reads(previous);
+        previous = storage.current_rv();
     }
 }
 
@@ -184,7 +222,12 @@ async fn serve(
             _ = stopped(stop.clone()) => break,
         };
         let Ok((tcp, _peer)) = accepted else { continue };
-        connections.spawn(serve_connection(tcp, acceptor.clone(), state.clone(), stop.clone()));
+        connections.spawn(serve_connection(
+            tcp,
+            acceptor.clone(),
+            state.clone(),
+            stop.clone(),
+        ));
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
@@ -372,7 +415,10 @@ impl ControlPlaneHandle {
         if let Some(server) = self.server.as_mut()
             && tokio::time::timeout(grace, server).await.is_err()
         {
-            tracing::warn!(grace_ms = grace.as_millis() as u64, "connections still open after the grace period; dropping them");
+            tracing::warn!(
+                grace_ms = grace.as_millis() as u64,
+                "connections still open after the grace period; dropping them"
+            );
         }
         self.shutdown();
     }

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::server::{ControlPlane, ControlPlaneHandle, StartError};
+use crate::server::{ControlPlane, ControlPlaneBuilder, ControlPlaneHandle, StartError};
 
 /// A failed test environment operation.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,14 @@ impl std::fmt::Debug for TestEnv {
 impl TestEnv {
     /// Starts an in-memory control plane on a random loopback port.
     pub async fn start() -> Result<Self, TestEnvError> {
-        let handle = ControlPlane::builder().start().await?;
+        Self::start_with(ControlPlane::builder()).await
+    }
+
+    /// Starts a control plane configured by `builder` (e.g. with a short
+    /// [`compaction_interval`](crate::ControlPlaneBuilder::compaction_interval)); its address and
+    /// data directory are as the builder says.
+    pub async fn start_with(builder: ControlPlaneBuilder) -> Result<Self, TestEnvError> {
+        let handle = builder.start().await?;
         let dir = tempfile::tempdir().map_err(TestEnvError::WriteKubeconfig)?;
         let kubeconfig = dir.path().join("admin.kubeconfig");
         std::fs::write(&kubeconfig, handle.admin_kubeconfig()).map_err(TestEnvError::WriteKubeconfig)?;

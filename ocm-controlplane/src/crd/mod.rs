@@ -5,6 +5,7 @@
 //! registers every served version in the registry, and sets `NamesAccepted` and `Established`
 //! right after. Deleting a CRD unregisters its types and removes all its objects.
 
+pub mod cel;
 pub mod schema;
 
 use std::sync::Arc;
@@ -191,6 +192,7 @@ pub fn register(registry: &Registry, crd: &Value) {
                 special: Special::None,
             }),
             custom: Some(Arc::new(CustomVersion {
+                cel: cel::compile(&schema).map(Arc::new),
                 crd_name: crd_name.clone(),
                 schema,
                 printer_columns,
@@ -234,6 +236,20 @@ async fn establish(api: &Api, key: &str) {
                 ]),
             );
         }
+        // kube-apiserver's CRD controllers write the status as an Update of `/status`.
+        let manager = crate::fieldmanager::Manager {
+            name: "kube-apiserver",
+            api_version: "apiextensions.k8s.io/v1",
+            subresource: "status",
+        };
+        let schema = crate::fieldmanager::Schema {
+            openapi: crate::registry::shapes::shape("apiextensions.k8s.io", "customresourcedefinitions")
+                .map(|s| &s.schema),
+            custom: false,
+        };
+        let managed =
+            crate::fieldmanager::update_managed_fields(Some(crd), &new, schema, &["spec"], &manager);
+        crate::rest::meta_mut(&mut new).insert("managedFields".into(), Value::Array(managed));
         match api.storage.update(key, new, Some(current.rv)).await {
             Ok(_) => return,
             Err(storage::StorageError::WriteConflict { .. }) => continue,

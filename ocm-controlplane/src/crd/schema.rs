@@ -390,10 +390,18 @@ fn validate_value(v: &Value, s: &Value, path: &str, out: &mut Vec<Cause>) {
     }
 }
 
-/// OpenAPI validation of a custom resource.
-pub fn validate_custom(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
+/// OpenAPI validation of a custom resource, then its CEL rules (`old`: the stored object of an
+/// update, for transition rules).
+pub fn validate_custom(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<Cause> {
     let Some(s) = schema(info) else { return Vec::new() };
     let mut out = Vec::new();
     validate_value(object, s, "", &mut out);
+    if let Some(rules) = info.custom.as_ref().and_then(|c| c.cel.as_ref()) {
+        if super::cel::blocks_rules(&out) {
+            out.push(super::cel::not_checked());
+        } else {
+            out.extend(super::cel::validate(rules, object, old));
+        }
+    }
     out
 }

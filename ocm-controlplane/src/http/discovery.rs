@@ -37,10 +37,57 @@ pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
         "preferredVersion": group_version(group, first)}))
 }
 
+/// Whether a group is served only by CustomResourceDefinitions.
+fn is_custom_group(registry: &Registry, group: &str) -> bool {
+    registry
+        .versions(group)
+        .iter()
+        .flat_map(|v| registry.resources_of(group, v))
+        .all(|info| info.is_custom())
+}
+
+/// The groups of `/apis`: built-in groups in their priority order, then the groups of custom
+/// resources. kube-apiserver's aggregator sorts APIServices by priority and, at equal priority
+/// (every CRD group-version has 1000), by APIService name `version.group`, then lists each group
+/// where its first version appears: `v1.cluster…`, `v1.work…`, `v1alpha1.about…` put groups with a
+/// `v1` before the others.
+fn legacy_group_order(registry: &Registry) -> Vec<String> {
+    let groups = registry.groups();
+    let (custom, builtin): (Vec<String>, Vec<String>) =
+        groups.into_iter().partition(|g| is_custom_group(registry, g));
+    let mut services: Vec<(String, String)> = custom
+        .iter()
+        .flat_map(|g| {
+            registry
+                .versions(g)
+                .into_iter()
+                .map(move |v| (format!("{v}.{g}"), g.clone()))
+        })
+        .collect();
+    services.sort();
+    let mut out = builtin;
+    for (_, group) in services {
+        if !out.contains(&group) {
+            out.push(group);
+        }
+    }
+    out
+}
+
+/// The groups of aggregated discovery: built-in groups in their priority order, then custom
+/// resource groups by name (equal priorities break ties by name).
+fn aggregated_group_order(registry: &Registry) -> Vec<String> {
+    let groups = registry.groups();
+    let (mut custom, mut out): (Vec<String>, Vec<String>) =
+        groups.into_iter().partition(|g| is_custom_group(registry, g));
+    custom.sort();
+    out.extend(custom);
+    out
+}
+
 /// `/apis`.
 pub fn api_group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = registry
-        .groups()
+    let groups: Vec<Value> = legacy_group_order(registry)
         .iter()
         .filter_map(|g| api_group(registry, g))
         .map(|mut g| {
@@ -87,7 +134,7 @@ pub fn aggregated(registry: &Registry, legacy: bool) -> Value {
     let groups: Vec<String> = if legacy {
         vec![String::new()]
     } else {
-        registry.groups()
+        aggregated_group_order(registry)
     };
     let mut items = Vec::new();
     for group in groups {
@@ -142,4 +189,41 @@ pub fn aggregated(registry: &Registry, legacy: bool) -> Value {
         items.push(json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": vs}));
     }
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(group: &str, plural: &str, kind: &str, versions: &[&str]) -> Value {
+        let versions: Vec<Value> = versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| json!({"name": v, "served": true, "storage": i == 0}))
+            .collect();
+        json!({"metadata": {"name": format!("{plural}.{group}")}, "spec": {"group": group, "scope": "Cluster",
+            "names": {"plural": plural, "kind": kind}, "versions": versions}})
+    }
+
+    #[test]
+    fn custom_groups_follow_the_aggregator_order() {
+        let registry = Registry::with_builtins();
+        for c in [
+            crd("addon.example.io", "addons", "Addon", &["v1alpha1"]),
+            crd("work.example.io", "works", "Work", &["v1"]),
+            crd("about.k8s.io", "props", "Prop", &["v1alpha1"]),
+        ] {
+            crate::crd::register(&registry, &c);
+        }
+        let legacy = legacy_group_order(&registry);
+        let custom: Vec<&str> = legacy[legacy.len() - 3..].iter().map(String::as_str).collect();
+        assert_eq!(custom, ["work.example.io", "about.k8s.io", "addon.example.io"]);
+        assert_eq!(legacy[0], "apps");
+        let aggregated = aggregated_group_order(&registry);
+        let custom: Vec<&str> = aggregated[aggregated.len() - 3..]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(custom, ["about.k8s.io", "addon.example.io", "work.example.io"]);
+    }
 }

@@ -5,6 +5,9 @@
 //! are parsed here rather than by a router.
 
 pub mod discovery;
+pub mod openapi;
+pub mod protobuf;
+pub mod yaml;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -121,7 +124,14 @@ fn form_pairs(q: &str) -> Vec<(String, String)> {
 enum Accept {
     Json,
     Yaml,
-    Table,
+    /// `as=Table` of `meta.k8s.io/v1` or (`v=v1beta1`) `meta.k8s.io/v1beta1`.
+    Table {
+        v1beta1: bool,
+    },
+    /// `application/vnd.kubernetes.protobuf`, which this server does not encode.
+    Protobuf,
+    /// `as=PartialObjectMetadata` / `as=PartialObjectMetadataList` (kube-rs metadata watchers).
+    PartialMetadata,
     AggregatedDiscovery,
 }
 
@@ -133,6 +143,9 @@ fn negotiate(headers: &HeaderMap) -> Option<Accept> {
     if accept.trim().is_empty() {
         return Some(Accept::Json);
     }
+    // Protobuf is not encoded here: a client that also accepts JSON (client-go's typed clients
+    // send `application/vnd.kubernetes.protobuf,application/json`) gets JSON.
+    let mut protobuf = false;
     for part in accept.split(',') {
         let p = part.trim().to_ascii_lowercase();
         let media = p.split(';').next().unwrap_or("").trim();
@@ -140,7 +153,12 @@ fn negotiate(headers: &HeaderMap) -> Option<Accept> {
             return Some(Accept::AggregatedDiscovery);
         }
         if p.contains("as=table") && media == "application/json" {
-            return Some(Accept::Table);
+            return Some(Accept::Table {
+                v1beta1: p.contains("v=v1beta1"),
+            });
+        }
+        if p.contains("as=partialobjectmetadata") && media == "application/json" {
+            return Some(Accept::PartialMetadata);
         }
         if p.contains("as=") {
             continue;
@@ -148,10 +166,11 @@ fn negotiate(headers: &HeaderMap) -> Option<Accept> {
         match media {
             "application/json" | "*/*" | "application/*" => return Some(Accept::Json),
             "application/yaml" => return Some(Accept::Yaml),
+            "application/vnd.kubernetes.protobuf" => protobuf = true,
             _ => {}
         }
     }
-    None
+    protobuf.then_some(Accept::Protobuf)
 }
 
 fn not_acceptable() -> ApiError {
@@ -227,12 +246,34 @@ async fn handle_inner(
         "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
         "/metrics" => {
             let mut r = Response::new(Body::from(state.metrics.render()));
-            r.headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static(crate::metrics::CONTENT_TYPE));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+            );
             return Ok(r);
         }
         "/version" | "/version/" => return Ok(json_response(200, &discovery::version(), &[])),
+        "/openapi/v3" | "/openapi/v3/" => {
+            // kube-apiserver writes the index without a Content-Type; Go's sniffing names it text.
+            let mut r = json_response(200, &openapi::index(registry), &[]);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            return Ok(r);
+        }
         _ => {}
+    }
+    if let Some(gv) = path.strip_prefix("/openapi/v3/") {
+        let document = match gv.trim_end_matches('/').split('/').collect::<Vec<_>>().as_slice() {
+            ["api", version] => openapi::document(registry, "", version),
+            ["apis", group, version] => openapi::document(registry, group, version),
+            _ => None,
+        };
+        return Ok(match document {
+            Some(d) => json_response(200, &d, &[]),
+            None => text_response(404, "404 page not found\n"),
+        });
     }
     let segments: Vec<&str> = path
         .trim_matches('/')
@@ -346,6 +387,17 @@ async fn handle_inner(
     let reply: Reply = match (method.clone(), target.name.is_some()) {
         (Method::GET, false) if is_watch => {
             let lines = api.watch(&info, &ctx, &q).await?;
+            let lines = match accept {
+                Some(Accept::Table { .. }) => table::transform_watch(
+                    &info,
+                    lines,
+                    table::WatchAs::Table(q.get("includeObject").cloned()),
+                ),
+                Some(Accept::PartialMetadata) => {
+                    table::transform_watch(&info, lines, table::WatchAs::Partial)
+                }
+                _ => lines,
+            };
             let mut r = Response::new(Body::from_stream(futures::StreamExt::map(
                 lines,
                 Ok::<_, std::io::Error>,
@@ -428,19 +480,27 @@ fn render(
         Some(Accept::Json) | Some(Accept::AggregatedDiscovery) => {
             Ok(json_response(reply.code, &reply.body, &reply.warnings))
         }
-        Some(Accept::Table) => {
-            let table =
-                crate::http::table::to_table(info, &reply.body, q.get("includeObject").map(String::as_str));
-            let mut r = json_response(reply.code, &table, &reply.warnings);
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json;as=Table;v=v1;g=meta.k8s.io"),
+        Some(Accept::Table { v1beta1 }) => {
+            let table = crate::http::table::to_table_version(
+                info,
+                &reply.body,
+                q.get("includeObject").map(String::as_str),
+                if v1beta1 {
+                    "meta.k8s.io/v1beta1"
+                } else {
+                    "meta.k8s.io/v1"
+                },
             );
-            Ok(r)
+            Ok(json_response(reply.code, &table, &reply.warnings))
         }
+        Some(Accept::Protobuf) => Ok(protobuf::not_acceptable(&not_acceptable())),
+        Some(Accept::PartialMetadata) => Ok(json_response(
+            reply.code,
+            &table::to_partial(&reply.body),
+            &reply.warnings,
+        )),
         Some(Accept::Yaml) => {
-            let text = serde_saphyr::to_string(&reply.body).map_err(ApiError::internal)?;
-            let mut r = Response::new(Body::from(text));
+            let mut r = Response::new(Body::from(yaml::to_string(&reply.body)));
             *r.status_mut() = StatusCode::from_u16(reply.code).unwrap_or(StatusCode::OK);
             r.headers_mut()
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml"));

@@ -1,8 +1,10 @@
 //! `meta.k8s.io/v1` Table output: CRD printer columns and the usual columns of built-in kinds.
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::registry::ResourceInfo;
+use crate::rest::watch::EventLines;
 
 const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -144,6 +146,26 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
         return out;
     }
     match (info.group.as_str(), info.resource.as_str()) {
+        // Kinds served with kube-apiserver's default table convertor: the creation time itself.
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            out.push((
+                col("Created At", "date", "", AGE_DESC, 0),
+                Box::new(|o: &Value| {
+                    o.pointer("/metadata/creationTimestamp")
+                        .and_then(Value::as_str)
+                        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+                        .map(|t| {
+                            json!(
+                                t.with_timezone(&chrono::Utc)
+                                    .format("%Y-%m-%dT%H:%M:%SZ")
+                                    .to_string()
+                            )
+                        })
+                        .unwrap_or(Value::Null)
+                }),
+            ));
+            return out;
+        }
         ("", "configmaps") => out.push((
             col("Data", "string", "", DATA_DESC, 0),
             Box::new(|o: &Value| {
@@ -174,11 +196,84 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
 }
 
 fn partial(object: &Value) -> Value {
-    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object.get("metadata").cloned().unwrap_or(json!({}))})
+    partial_as(object, "meta.k8s.io/v1")
 }
 
-/// Converts an object or list answer into a Table.
+fn partial_as(object: &Value, api_version: &str) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": object.get("metadata").cloned().unwrap_or(json!({}))})
+}
+
+/// An object as `PartialObjectMetadata`, a list as `PartialObjectMetadataList` (a Status unchanged).
+pub fn to_partial(body: &Value) -> Value {
+    if body.get("kind").and_then(Value::as_str) == Some("Status") {
+        return body.clone();
+    }
+    match body.get("items").and_then(Value::as_array) {
+        Some(items) => json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": body.get("metadata").cloned().unwrap_or(json!({})),
+            "items": items.iter().map(partial).collect::<Vec<_>>(),
+        }),
+        None => partial(body),
+    }
+}
+
+/// How a watch presents the object of each event.
+#[derive(Debug, Clone)]
+pub enum WatchAs {
+    /// A one-row Table (`includeObject` as for lists).
+    Table(Option<String>),
+    /// `PartialObjectMetadata`.
+    Partial,
+}
+
+/// Re-encodes the object of every ADDED, MODIFIED and DELETED event (ERROR and BOOKMARK pass
+/// unchanged). As kube-apiserver does, only the first Table carries column definitions; later
+/// ones have `columnDefinitions: null` and clients keep the first.
+pub fn transform_watch(info: &ResourceInfo, lines: EventLines, how: WatchAs) -> EventLines {
+    let info = info.clone();
+    let mut first = true;
+    lines
+        .map(move |line| {
+            let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
+                return line;
+            };
+            if !matches!(event["type"].as_str(), Some("ADDED" | "MODIFIED" | "DELETED")) {
+                return line;
+            }
+            let object = event["object"].take();
+            event["object"] = match &how {
+                WatchAs::Partial => partial(&object),
+                WatchAs::Table(include_object) => {
+                    let mut table = to_table(&info, &object, include_object.as_deref());
+                    if !first {
+                        table["columnDefinitions"] = Value::Null;
+                    }
+                    first = false;
+                    table
+                }
+            };
+            let mut text = event.to_string();
+            text.push('\n');
+            bytes::Bytes::from(text)
+        })
+        .boxed()
+}
+
+/// Converts an object or list answer into a `meta.k8s.io/v1` Table.
 pub fn to_table(info: &ResourceInfo, body: &Value, include_object: Option<&str>) -> Value {
+    to_table_version(info, body, include_object, "meta.k8s.io/v1")
+}
+
+/// Converts an object or list answer into a Table of `api_version` (`meta.k8s.io/v1` or
+/// `meta.k8s.io/v1beta1`; row objects as `PartialObjectMetadata` of the same version).
+pub fn to_table_version(
+    info: &ResourceInfo,
+    body: &Value,
+    include_object: Option<&str>,
+    api_version: &str,
+) -> Value {
     let cols = columns(info);
     let items: Vec<Value> = match body.get("items").and_then(Value::as_array) {
         Some(items) => items.clone(),
@@ -198,7 +293,7 @@ pub fn to_table(info: &ResourceInfo, body: &Value, include_object: Option<&str>)
                     }
                     full
                 }
-                _ => partial(o),
+                _ => partial_as(o, api_version),
             };
             json!({"cells": cells, "object": object})
         })
@@ -209,9 +304,15 @@ pub fn to_table(info: &ResourceInfo, body: &Value, include_object: Option<&str>)
         .cloned()
         .unwrap_or(Value::Null);
     metadata.insert("resourceVersion".into(), rv);
-    if let Some(c) = body.pointer("/metadata/continue") {
+    if let Some(c) = body
+        .pointer("/metadata/continue")
+        .filter(|c| c.as_str().is_some_and(|c| !c.is_empty()))
+    {
         metadata.insert("continue".into(), c.clone());
     }
-    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+    if let Some(r) = body.pointer("/metadata/remainingItemCount") {
+        metadata.insert("remainingItemCount".into(), r.clone());
+    }
+    json!({"kind": "Table", "apiVersion": api_version, "metadata": metadata,
         "columnDefinitions": cols.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(), "rows": rows})
 }

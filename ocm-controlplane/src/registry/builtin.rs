@@ -73,6 +73,34 @@ const STORED: &[(&str, &str, bool, bool, Special)] = &[
         Special::Crd,
     ),
     ("events.k8s.io", "events", false, false, Special::EventsEvent),
+    (
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        false,
+        true,
+        Special::None,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+        false,
+        true,
+        Special::None,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicies",
+        true,
+        true,
+        Special::None,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings",
+        false,
+        true,
+        Special::None,
+    ),
 ];
 
 fn str_list(v: Option<&Value>) -> Vec<String> {

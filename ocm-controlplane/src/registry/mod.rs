@@ -6,6 +6,7 @@
 //! removed at runtime when CustomResourceDefinitions are established or deleted.
 
 pub mod builtin;
+pub mod shapes;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -62,6 +63,8 @@ pub struct CustomVersion {
     pub printer_columns: Vec<Value>,
     /// The storage version of the CRD.
     pub storage_version: String,
+    /// The schema's `x-kubernetes-validations` rules, if it has any.
+    pub cel: Option<Arc<crate::crd::cel::CelRules>>,
 }
 
 /// One served resource type at one group/version.

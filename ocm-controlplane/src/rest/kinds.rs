@@ -59,6 +59,16 @@ pub fn default(info: &ResourceInfo, object: &mut Value) {
                 }
             }
         }
+        Special::Crd => {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                // `preserveUnknownFields` is an omitempty bool in v1.
+                if spec.get("preserveUnknownFields") == Some(&json!(false)) {
+                    spec.remove("preserveUnknownFields");
+                }
+                spec.entry("conversion")
+                    .or_insert_with(|| json!({"strategy": "None"}));
+            }
+        }
         _ => {}
     }
 }
@@ -133,6 +143,12 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec
                     ));
                 }
             }
+        }
+        Special::CoreEvent | Special::EventsEvent if old.is_none() => {
+            causes.extend(super::kinds_events::validate_create(
+                object,
+                special(info) == Special::EventsEvent,
+            ));
         }
         Special::Csr => {
             if let Some(old) = old

@@ -85,6 +85,83 @@ fn supported_field(info: &ResourceInfo, field: &str) -> bool {
     extra.contains(&field)
 }
 
+/// kube-apiserver's checks of a list's options.
+fn list_option_causes(
+    rv: Option<&str>,
+    rv_match: Option<&str>,
+    send_initial: bool,
+    has_continue: bool,
+) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    if let Some(m) = rv_match {
+        if rv.is_none() {
+            causes.push(Cause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if has_continue {
+            causes.push(Cause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if !matches!(m, "Exact" | "NotOlderThan") {
+            causes.push(Cause::not_supported(
+                "resourceVersionMatch",
+                &json!(m),
+                &["Exact".into(), "NotOlderThan".into(), String::new()],
+            ));
+        }
+        if m == "Exact" && rv == Some("0") {
+            causes.push(Cause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if send_initial {
+        causes.push(Cause::forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    causes
+}
+
+/// kube-apiserver's checks of a watch's options (the WatchList feature is enabled).
+fn watch_option_causes(rv_match: Option<&str>, send_initial: bool, has_continue: bool) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    if send_initial && rv_match != Some("NotOlderThan") {
+        causes.push(Cause::forbidden(
+            "resourceVersionMatch",
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if let Some(m) = rv_match {
+        if !send_initial {
+            causes.push(Cause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if m != "NotOlderThan" {
+            causes.push(Cause::not_supported(
+                "resourceVersionMatch",
+                &json!(m),
+                &["NotOlderThan".into()],
+            ));
+        }
+        if has_continue {
+            causes.push(Cause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    causes
+}
+
 impl ListOptions {
     /// Parses the query parameters of a list or watch.
     pub fn parse(info: &ResourceInfo, q: &HashMap<String, String>) -> Result<Self, ApiError> {
@@ -108,28 +185,16 @@ impl ListOptions {
         };
         let rv = q.get("resourceVersion").filter(|s| !s.is_empty()).cloned();
         let rv_match = q.get("resourceVersionMatch").filter(|s| !s.is_empty()).cloned();
-        if rv_match.is_some() && rv.is_none() {
-            return Err(ApiError::invalid(
-                &list_options_subject(),
-                "",
-                vec![Cause::forbidden(
-                    "resourceVersionMatch",
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                )],
-            ));
-        }
-        if let Some(m) = &rv_match
-            && !matches!(m.as_str(), "Exact" | "NotOlderThan")
-        {
-            return Err(ApiError::invalid(
-                &list_options_subject(),
-                "",
-                vec![Cause::not_supported(
-                    "resourceVersionMatch",
-                    &json!(m),
-                    &["Exact".into(), "NotOlderThan".into()],
-                )],
-            ));
+        let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+        let send_initial = q.contains_key("sendInitialEvents");
+        let has_continue = q.get("continue").is_some_and(|c| !c.is_empty());
+        let causes = if watch {
+            watch_option_causes(rv_match.as_deref(), send_initial, has_continue)
+        } else {
+            list_option_causes(rv.as_deref(), rv_match.as_deref(), send_initial, has_continue)
+        };
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&list_options_subject(), "", causes));
         }
         Ok(Self {
             label,
@@ -147,18 +212,32 @@ impl ListOptions {
     }
 }
 
-/// Encodes a continue token (kube-apiserver's format: base64 of `{"v","rv","start"}`).
+/// Encodes a continue token (kube-apiserver's format: unpadded URL-safe base64 of
+/// `{"v","rv","start"}`).
 pub fn encode_continue(rv: u64, start: &str) -> String {
     let body = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{start}\u{0}")});
-    base64::engine::general_purpose::URL_SAFE.encode(body.to_string())
+    GO_RAW_URL.encode(body.to_string())
 }
 
+/// Go's `base64.RawURLEncoding` as a decoder: no padding, trailing bits allowed.
+const GO_RAW_URL: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
+);
+
 fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
-    let bytes = base64::engine::general_purpose::URL_SAFE
-        .decode(token)
-        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token))
-        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
-        .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
+    let bytes = GO_RAW_URL.decode(token).map_err(|e| {
+        let at = match e {
+            base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+            _ => token.len(),
+        };
+        ApiError::bad_request(format!(
+            "invalid continue token: continue key is not valid: illegal base64 data at input byte {at}"
+        ))
+    })?;
     let invalid = |why: String| {
         ApiError::bad_request(format!(
             "invalid continue token: continue key is not valid: {why}"
@@ -270,7 +349,7 @@ impl Api {
             }
             items.push((key, (*stored.object).clone()));
         }
-        let remaining = if next.is_some() && opts.label.is_empty() && opts.field.0.is_empty() {
+        let remaining = if next.is_some() && opts.label.is_empty() && opts.field.is_empty() {
             Some(remaining)
         } else {
             None
@@ -288,8 +367,15 @@ impl Api {
         let (items, rv, next, remaining) = self.list_objects(info, ctx, opts).await?;
         let mut metadata = serde_json::Map::new();
         metadata.insert("resourceVersion".into(), json!(rv.to_string()));
-        if let Some(c) = next {
-            metadata.insert("continue".into(), json!(c));
+        match next {
+            Some(c) => {
+                metadata.insert("continue".into(), json!(c));
+            }
+            // Custom resource lists are unstructured: their metadata always has `continue`.
+            None if info.is_custom() => {
+                metadata.insert("continue".into(), json!(""));
+            }
+            None => {}
         }
         if let Some(r) = remaining {
             metadata.insert("remainingItemCount".into(), json!(r));
@@ -367,5 +453,44 @@ impl ApiError {
     pub fn with_metadata_continue(mut self, token: String) -> Self {
         self.status_metadata = Some(json!({"continue": token}));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_and_watch_options_follow_kube() {
+        assert_eq!(list_option_causes(None, Some("Exact"), false, false).len(), 1);
+        assert!(list_option_causes(Some("5"), Some("NotOlderThan"), false, false).is_empty());
+        assert!(watch_option_causes(Some("NotOlderThan"), true, false).is_empty());
+        let c = watch_option_causes(None, true, false);
+        assert_eq!(
+            c[0].message,
+            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+        );
+        assert_eq!(
+            list_option_causes(Some("1"), Some("Bogus"), false, false)[0].message,
+            "Unsupported value: \"Bogus\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        );
+    }
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let token = encode_continue(42, "ns/name");
+        assert!(!token.contains('='));
+        assert_eq!(decode_continue(&token).unwrap(), (42, "ns/name".to_string()));
+    }
+
+    #[test]
+    fn garbage_tokens_are_worded_as_kube_apiserver() {
+        assert_eq!(
+            decode_continue("garbage").unwrap_err().message,
+            "invalid continue token: continue key is not valid: invalid character '\\x81' looking for beginning of value"
+        );
+        assert!(decode_continue("a=b").unwrap_err().message.starts_with(
+            "invalid continue token: continue key is not valid: illegal base64 data at input byte "
+        ));
     }
 }

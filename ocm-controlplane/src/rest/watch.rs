@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::list::{ListOptions, parse_rv};
 use super::{Api, RequestContext, to_version};
 use crate::registry::ResourceInfo;
-use crate::status::{ApiError, Cause, Subject};
+use crate::status::ApiError;
 use crate::storage::{self, EventType, StorageError, WatchItem};
 
 /// A watch stream of encoded event lines.
@@ -63,23 +63,6 @@ impl Api {
             .and_then(|t| t.parse::<u64>().ok())
             .filter(|t| *t > 0)
             .unwrap_or(1800);
-        if send_initial.is_some() && opts.rv_match.as_deref() != Some("NotOlderThan") {
-            let subject = Subject {
-                group: "meta.k8s.io".into(),
-                resource: "listoptions".into(),
-                kind: "ListOptions".into(),
-            };
-            let why = if send_initial == Some("true") {
-                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
-            } else {
-                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
-            };
-            return Err(ApiError::invalid(
-                &subject,
-                "",
-                vec![Cause::forbidden("resourceVersionMatch", why)],
-            ));
-        }
         let rv = match opts.rv.as_deref() {
             None => None,
             Some(s) => Some(parse_rv(s).map_err(|_| {
@@ -218,7 +201,8 @@ impl Api {
                             return Some((expired_event(requested, oldest), st));
                         }
                         Some(Err(_)) => return None,
-                        Some(Ok(WatchItem::Progress(rv))) => st.last_rv = rv,
+                        // Other types' changes do not move this type's cache (no bookmark for them).
+                        Some(Ok(WatchItem::Progress(_))) => {}
                         Some(Ok(WatchItem::Event(e))) => {
                             st.last_rv = e.rv;
                             if !e.key.starts_with(&ns_prefix) {
@@ -234,11 +218,18 @@ impl Api {
                                 (_, true, false) => "DELETED",
                                 (_, false, false) => continue,
                             };
-                            let deleted_deleted = e.kind == EventType::Deleted;
-                            let object = if deleted_deleted || now_matches || kind == "DELETED" {
-                                to_version(&info, &e.object)
-                            } else {
-                                continue;
+                            // An object that stopped matching is sent as it was (the last state the
+                            // watcher saw) at the event's resourceVersion.
+                            let object = match (e.kind, kind, &e.prev) {
+                                (EventType::Deleted, _, _) | (_, "ADDED" | "MODIFIED", _) => {
+                                    to_version(&info, &e.object)
+                                }
+                                (_, _, Some(prev)) => {
+                                    let mut last = to_version(&info, prev);
+                                    storage::set_resource_version(&mut last, e.rv);
+                                    last
+                                }
+                                (_, _, None) => to_version(&info, &e.object),
                             };
                             st.sent_rv = st.sent_rv.max(e.rv);
                             return Some((line(kind, object), st));

@@ -45,6 +45,8 @@ struct Inner {
     rv: u64,
     /// Every change with a revision greater than this is in `history`.
     horizon: u64,
+    /// Reads at revisions up to this one expire even where the history still has them.
+    read_horizon: u64,
     persist: Option<Persist>,
 }
 
@@ -108,6 +110,7 @@ impl MemoryStorage {
                     history: VecDeque::new(),
                     rv,
                     horizon: rv,
+                    read_horizon: 0,
                     persist,
                 }),
                 notify,
@@ -126,6 +129,7 @@ impl MemoryStorage {
                     history: VecDeque::new(),
                     rv: 0,
                     horizon: 0,
+                    read_horizon: 0,
                     persist: None,
                 }),
                 notify,
@@ -235,10 +239,10 @@ impl MemoryStorage {
                 current: inner.rv,
             });
         }
-        if at < inner.horizon {
+        if at < inner.horizon || at < inner.read_horizon {
             return Err(StorageError::ReadExpired {
                 requested: at,
-                oldest: inner.horizon,
+                oldest: inner.horizon.max(inner.read_horizon),
             });
         }
         for event in inner.history.iter().rev().take_while(|e| e.rv > at) {
@@ -408,6 +412,12 @@ impl Storage for MemoryStorage {
         self.shared.notify.send_modify(|_| {});
     }
 
+    fn compact_reads(&self, rv: u64) {
+        let mut inner = self.lock();
+        let rv = rv.min(inner.rv);
+        inner.read_horizon = inner.read_horizon.max(rv);
+    }
+
     fn object_count(&self) -> usize {
         self.lock().objects.len()
     }
@@ -436,6 +446,23 @@ mod tests {
 
     fn obj(name: &str) -> Value {
         json!({"metadata": {"name": name}})
+    }
+
+    #[tokio::test]
+    async fn compacted_reads_expire_while_watches_replay() {
+        use futures::StreamExt;
+        let s = MemoryStorage::in_memory();
+        s.create("/core/configmaps/ns/a", obj("a")).await.unwrap();
+        s.update("/core/configmaps/ns/a", obj("a"), None).await.unwrap();
+        s.update("/core/configmaps/ns/a", obj("a"), None).await.unwrap();
+        s.compact_reads(2);
+        assert!(matches!(
+            s.list("/core/configmaps/", Some(1)).await,
+            Err(StorageError::ReadExpired { .. })
+        ));
+        assert!(s.list("/core/configmaps/", Some(2)).await.is_ok());
+        let mut w = s.watch("/core/configmaps/", 1).await.unwrap();
+        assert!(matches!(w.next().await, Some(Ok(WatchItem::Event(e))) if e.rv == 2));
     }
 
     #[tokio::test]

@@ -168,6 +168,13 @@ pub trait Storage: Send + Sync + 'static {
     /// Forgets history up to and including `rv` (reads and watches from older revisions expire).
     fn compact(&self, rv: u64);
 
+    /// Compaction as kube-apiserver's clients see etcd's: reads at a revision up to `rv` (exact
+    /// lists, `continue` tokens) expire, while watches keep being served from the retained history
+    /// (kube-apiserver's watch cache). By default the same as [`Storage::compact`].
+    fn compact_reads(&self, rv: u64) {
+        self.compact(rv);
+    }
+
     /// The number of stored objects.
     fn object_count(&self) -> usize;
 

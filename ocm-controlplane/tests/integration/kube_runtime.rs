@@ -17,13 +17,17 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, W
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{Event as FinalizerEvent, finalizer};
 use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{CustomResource, CustomResourceExt, Resource, ResourceExt};
 use ocm_controlplane::TestEnv;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const DEADLINE: Duration = Duration::from_secs(20);
+
+/// The label of every ConfigMap these tests create; watches select it, so objects the server
+/// adds on its own (a namespace's `kube-root-ca.crt`) stay out of the assertions.
+const SUITE: &str = "suite=kube-runtime";
 
 /// A short random suffix so that names do not collide on a shared (real) cluster.
 fn unique(prefix: &str) -> String {
@@ -130,9 +134,11 @@ async fn watcher_lists_then_follows_changes() {
     let ns = unique("rt-watcher");
     create_namespace(&client, &ns).await;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
-    api.create(&PostParams::default(), &configmap("pre", "1")).await.unwrap();
+    api.create(&PostParams::default(), &configmap("pre", "1"))
+        .await
+        .unwrap();
 
-    let mut events = watcher(api.clone(), watcher::Config::default().labels("suite=kube-runtime")).boxed();
+    let mut events = watcher(api.clone(), watcher::Config::default().labels(SUITE)).boxed();
     let mut next = async || {
         tokio::time::timeout(DEADLINE, events.next())
             .await
@@ -143,7 +149,9 @@ async fn watcher_lists_then_follows_changes() {
     assert_eq!(seen(&next().await), Seen::InitApply("pre".into()));
     assert_eq!(seen(&next().await), Seen::InitDone);
 
-    api.create(&PostParams::default(), &configmap("post", "1")).await.unwrap();
+    api.create(&PostParams::default(), &configmap("post", "1"))
+        .await
+        .unwrap();
     assert_eq!(seen(&next().await), Seen::Apply("post".into()));
     api.patch(
         "post",
@@ -180,11 +188,16 @@ async fn watcher_streaming_list_uses_initial_events() {
     create_namespace(&client, &ns).await;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     for name in ["a", "b"] {
-        api.create(&PostParams::default(), &configmap(name, "1")).await.unwrap();
+        api.create(&PostParams::default(), &configmap(name, "1"))
+            .await
+            .unwrap();
     }
     // sendInitialEvents=true&resourceVersionMatch=NotOlderThan: the initial state arrives as ADDED
     // events closed by the `k8s.io/initial-events-end` bookmark.
-    let (store, log, task) = spawn_reflector(api.clone(), watcher::Config::default().streaming_lists());
+    let (store, log, task) = spawn_reflector(
+        api.clone(),
+        watcher::Config::default().labels(SUITE).streaming_lists(),
+    );
     tokio::time::timeout(DEADLINE, store.wait_until_ready())
         .await
         .unwrap()
@@ -205,7 +218,9 @@ async fn watcher_streaming_list_uses_initial_events() {
             "{log:?}"
         );
     }
-    api.create(&PostParams::default(), &configmap("c", "1")).await.unwrap();
+    api.create(&PostParams::default(), &configmap("c", "1"))
+        .await
+        .unwrap();
     eventually("the reflector to see c", || async {
         store.get(&ObjectRef::new("c").within(&ns)).map(|_| ())
     })
@@ -229,12 +244,15 @@ async fn reflector_relists_after_compaction_410() {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     let noise: Api<ConfigMap> = Api::namespaced(client.clone(), &noise_ns);
     for name in ["a", "b"] {
-        api.create(&PostParams::default(), &configmap(name, "1")).await.unwrap();
+        api.create(&PostParams::default(), &configmap(name, "1"))
+            .await
+            .unwrap();
     }
 
     // Watches end after 1 s (no bookmark is due that early), so the watcher reconnects from the
     // resourceVersion of the last event it saw.
-    let (store, log, task) = spawn_reflector(api.clone(), watcher::Config::default().timeout(1));
+    let (store, log, task) =
+        spawn_reflector(api.clone(), watcher::Config::default().labels(SUITE).timeout(1));
     tokio::time::timeout(DEADLINE, store.wait_until_ready())
         .await
         .unwrap()
@@ -242,7 +260,9 @@ async fn reflector_relists_after_compaction_410() {
     assert_eq!(names(&store.state()), BTreeSet::from(["a".into(), "b".into()]));
 
     // Live changes reach the store.
-    api.create(&PostParams::default(), &configmap("c", "1")).await.unwrap();
+    api.create(&PostParams::default(), &configmap("c", "1"))
+        .await
+        .unwrap();
     api.delete("a", &DeleteParams::default()).await.unwrap();
     eventually("the store to hold b and c", || async {
         (names(&store.state()) == BTreeSet::from(["b".into(), "c".into()])).then_some(())
@@ -253,27 +273,37 @@ async fn reflector_relists_after_compaction_410() {
     // drops that history, so its next reconnect is answered with a 410 Expired ERROR event and it
     // lists again.
     let inits_before = log.lock().unwrap().iter().filter(|s| **s == Seen::Init).count();
-    noise.create(&PostParams::default(), &configmap("n", "1")).await.unwrap();
+    noise
+        .create(&PostParams::default(), &configmap("n", "1"))
+        .await
+        .unwrap();
     control_plane.compact();
     eventually("a 410 and a second initial list", || async {
         let log = log.lock().unwrap();
         let inits = log.iter().filter(|s| **s == Seen::Init).count();
-        let expired = log.iter().any(|s| *s == Seen::Error(Some(410)));
+        let expired = log.contains(&Seen::Error(Some(410)));
         (expired && inits > inits_before && log.last() != Some(&Seen::Init)).then_some(())
     })
     .await;
     {
         let log = log.lock().unwrap();
         let at = log.iter().position(|s| *s == Seen::Error(Some(410))).unwrap();
-        assert_eq!(log.get(at + 1), Some(&Seen::Init), "a re-list follows the 410: {log:?}");
+        assert_eq!(
+            log.get(at + 1),
+            Some(&Seen::Init),
+            "a re-list follows the 410: {log:?}"
+        );
     }
     eventually("the re-listed store to be ready with b and c", || async {
         let log = log.lock().unwrap().clone();
-        let relisted = log.iter().rposition(|s| *s == Seen::InitDone).is_some_and(|done| {
-            log.iter()
-                .position(|s| *s == Seen::Error(Some(410)))
-                .is_some_and(|e| e < done)
-        });
+        let relisted = log
+            .iter()
+            .rposition(|s| *s == Seen::InitDone)
+            .is_some_and(|done| {
+                log.iter()
+                    .position(|s| *s == Seen::Error(Some(410)))
+                    .is_some_and(|e| e < done)
+            });
         (relisted && names(&store.state()) == BTreeSet::from(["b".into(), "c".into()])).then_some(())
     })
     .await;
@@ -327,7 +357,11 @@ async fn watch_from_compacted_revision_is_expired() {
     control_plane.compact();
 
     // kube-apiserver answers 200 and streams one ERROR event holding a 410 Expired Status.
-    let mut stream = api.watch(&WatchParams::default().timeout(5), &old).await.unwrap().boxed();
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(5), &old)
+        .await
+        .unwrap()
+        .boxed();
     let event = tokio::time::timeout(DEADLINE, stream.next())
         .await
         .unwrap()
@@ -335,7 +369,11 @@ async fn watch_from_compacted_revision_is_expired() {
         .unwrap();
     match event {
         WatchEvent::Error(status) => {
-            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"), "{status:?}");
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (410, "Expired"),
+                "{status:?}"
+            );
             assert!(
                 status.message.starts_with("too old resource version: "),
                 "{status:?}"
@@ -346,17 +384,100 @@ async fn watch_from_compacted_revision_is_expired() {
 
     // A list at an exact compacted revision is refused with HTTP 410.
     let err = api
-        .list(&ListParams::default().at(&old).matching(kube::api::VersionMatch::Exact))
+        .list(
+            &ListParams::default()
+                .at(&old)
+                .matching(kube::api::VersionMatch::Exact),
+        )
         .await
         .unwrap_err();
     match err {
         kube::Error::Api(status) => {
-            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"), "{status:?}");
-            assert_eq!(status.message, "The resourceVersion for the provided list is too old.");
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (410, "Expired"),
+                "{status:?}"
+            );
+            assert_eq!(
+                status.message,
+                "The resourceVersion for the provided list is too old."
+            );
         }
         other => panic!("expected a 410 Status, got {other:?}"),
     }
     api.delete("x", &DeleteParams::default()).await.unwrap();
+    delete_namespace(&client, &ns).await;
+}
+
+#[tokio::test]
+async fn metadata_api_and_metadata_watcher() {
+    use kube::core::PartialObjectMetaExt;
+    let env = TestEnv::hub().await.unwrap();
+    let client = env.client().await.unwrap();
+    let ns = unique("rt-meta");
+    create_namespace(&client, &ns).await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    api.create(&PostParams::default(), &configmap("m1", "1"))
+        .await
+        .unwrap();
+
+    // Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1
+    let meta = api.get_metadata("m1").await.unwrap();
+    assert_eq!(
+        (
+            meta.types.as_ref().unwrap().api_version.as_str(),
+            meta.types.as_ref().unwrap().kind.as_str()
+        ),
+        ("meta.k8s.io/v1", "PartialObjectMetadata")
+    );
+    assert_eq!(meta.metadata.labels.as_ref().unwrap()["suite"], "kube-runtime");
+    assert!(meta.metadata.uid.is_some() && meta.metadata.managed_fields.is_some());
+    // ...List for lists.
+    let list = api
+        .list_metadata(&ListParams::default().labels(SUITE))
+        .await
+        .unwrap();
+    assert_eq!(list.types.kind, "PartialObjectMetadataList");
+    assert_eq!(list.items.len(), 1);
+    assert!(list.metadata.resource_version.is_some());
+
+    // A metadata watcher (what Controller::owns uses) lists and watches metadata only.
+    let metadata_api: Api<kube::core::PartialObjectMeta<ConfigMap>> = Api::namespaced(client.clone(), &ns);
+    let mut events = watcher(metadata_api, watcher::Config::default().labels(SUITE)).boxed();
+    let mut next = async || {
+        tokio::time::timeout(DEADLINE, events.next())
+            .await
+            .expect("watcher event within the deadline")
+            .expect("the watcher stream does not end")
+    };
+    assert_eq!(seen(&next().await), Seen::Init);
+    assert_eq!(seen(&next().await), Seen::InitApply("m1".into()));
+    assert_eq!(seen(&next().await), Seen::InitDone);
+    api.create(&PostParams::default(), &configmap("m2", "1"))
+        .await
+        .unwrap();
+    match next().await.unwrap() {
+        watcher::Event::Apply(m) => {
+            assert_eq!(m.metadata.name.as_deref(), Some("m2"));
+            assert_eq!(m.types.unwrap().kind, "PartialObjectMetadata");
+        }
+        other => panic!("expected m2, got {other:?}"),
+    }
+    api.delete("m1", &DeleteParams::default()).await.unwrap();
+    assert_eq!(seen(&next().await), Seen::Delete("m1".into()));
+    // The partial object round-trips into a merge patch of metadata.
+    let patch = kube::api::ObjectMeta {
+        labels: Some([("extra".to_string(), "yes".to_string())].into()),
+        ..Default::default()
+    }
+    .into_request_partial::<ConfigMap>();
+    let patched = api
+        .patch_metadata("m2", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    assert_eq!(patched.metadata.labels.unwrap()["extra"], "yes");
+
+    api.delete("m2", &DeleteParams::default()).await.unwrap();
     delete_namespace(&client, &ns).await;
 }
 
@@ -423,8 +544,12 @@ async fn apply_widget(widget: Arc<Widget>, ctx: &Ctx) -> Result<Action, Reconcil
             cms.create(&PostParams::default(), &desired).await?;
         }
         Some(current) if current.data != desired.data => {
-            cms.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"data": desired.data})))
-                .await?;
+            cms.patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"data": desired.data})),
+            )
+            .await?;
         }
         Some(_) => {}
     }
@@ -501,7 +626,10 @@ async fn controller_with_finalizer_reconciles_and_cleans_up() {
     let widgets: Api<Widget> = Api::namespaced(client.clone(), &ns);
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     // The discovery of the new kind may lag the Established condition for a moment.
-    eventually("Widgets to be served", || async { widgets.list(&ListParams::default()).await.ok() }).await;
+    eventually("Widgets to be served", || async {
+        widgets.list(&ListParams::default()).await.ok()
+    })
+    .await;
 
     let ctx = Arc::new(Ctx {
         client: Some(client.clone()),
@@ -519,6 +647,8 @@ async fn controller_with_finalizer_reconciles_and_cleans_up() {
         let mut results = controller.boxed();
         while let Some(result) = results.next().await {
             if let Err(e) = result {
+                // Shown with the test's output when it fails.
+                eprintln!("controller error: {e:?}");
                 sink.errors.lock().unwrap().push(format!("{e:?}"));
             }
         }
@@ -536,10 +666,7 @@ async fn controller_with_finalizer_reconciles_and_cleans_up() {
     })
     .await;
     assert_eq!(reconciled.finalizers(), [FINALIZER.to_string()], "{:?}", errors());
-    assert_eq!(
-        reconciled.status.unwrap().configmap.as_deref(),
-        Some("widget-w1")
-    );
+    assert_eq!(reconciled.status.unwrap().configmap.as_deref(), Some("widget-w1"));
     let owned = cms.get("widget-w1").await.unwrap();
     assert_eq!(owned.data.unwrap()["size"], "3");
     let owner = &owned.metadata.owner_references.unwrap()[0];
@@ -581,7 +708,12 @@ async fn controller_with_finalizer_reconciles_and_cleans_up() {
         matches!(widgets.get_opt("w1").await, Ok(None)).then_some(())
     })
     .await;
-    assert_eq!(*ctx.cleaned.lock().unwrap(), vec!["w1".to_string()], "{:?}", errors());
+    assert_eq!(
+        *ctx.cleaned.lock().unwrap(),
+        vec!["w1".to_string()],
+        "{:?}",
+        errors()
+    );
     assert!(
         cms.get_opt("widget-w1").await.unwrap().is_none(),
         "cleanup deleted the owned ConfigMap"

@@ -1,6 +1,9 @@
 //! Integration tests of ocm-controlplane: one test binary, one module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
+mod bad_input;
 mod conformance;
+mod durability;
 mod kube_client;
 mod kube_runtime;
+mod kubectl;

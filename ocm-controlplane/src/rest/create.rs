@@ -1,0 +1,186 @@
+//! CREATE (POST): decoding, generateName, namespace checks, managedFields, validation, commit.
+
+use serde_json::{Value, json};
+
+use super::{
+    Api, Reply, RequestContext, generate_suffix, key_of, meta_mut, meta_str, storage_error, to_version,
+};
+use super::{from_version, invalid_subject, kinds, schema_of, zero_object};
+use crate::fieldmanager::{self, Manager};
+use crate::registry::{ResourceInfo, Special};
+use crate::status::{self, ApiError};
+
+impl Api {
+    /// POST: create an object.
+    pub async fn create(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        body: &[u8],
+    ) -> Result<Reply, ApiError> {
+        let reply = self.create_object(info, ctx, body).await?;
+        if is_namespace(info) && !ctx.dry_run {
+            // kube-controller-manager's publishers fill a new namespace at once.
+            let name = reply
+                .body
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            crate::controllers::namespace_defaults::publish(self, name).await;
+        }
+        Ok(reply)
+    }
+
+    /// POST without the controllers' reactions (which use it themselves).
+    pub(crate) async fn create_object(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        body: &[u8],
+    ) -> Result<Reply, ApiError> {
+        let mut warnings = Vec::new();
+        let mut object = self.decode(info, ctx, body, &mut warnings)?;
+        let ns = if info.namespaced {
+            ctx.namespace.clone()
+        } else {
+            None
+        };
+        {
+            let m = meta_mut(&mut object);
+            if let Some(ns) = &ns {
+                match m.get("namespace").and_then(Value::as_str) {
+                    Some(body_ns) if !body_ns.is_empty() && body_ns != ns => {
+                        return Err(ApiError::bad_request(
+                            "the namespace of the provided object does not match the namespace sent on the request",
+                        ));
+                    }
+                    _ => {
+                        m.insert("namespace".into(), json!(ns));
+                    }
+                }
+            } else {
+                m.remove("namespace");
+            }
+            let name = m
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let generate = m
+                .get("generateName")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if name.is_empty() && !generate.is_empty() {
+                m.insert("name".into(), json!(format!("{generate}{}", generate_suffix())));
+            }
+        }
+        if let Some(ns) = &ns {
+            match self.namespace_exists(ns).await? {
+                None => {
+                    let subject = status::Subject {
+                        group: String::new(),
+                        resource: "namespaces".into(),
+                        kind: "Namespace".into(),
+                    };
+                    return Err(ApiError::not_found(&subject, ns));
+                }
+                Some(nsobj) if !meta_str(&nsobj.object, "deletionTimestamp").is_empty() => {
+                    let subject = info.subject();
+                    let name = meta_str(&object, "name").to_string();
+                    return Err(ApiError::forbidden(
+                        &subject,
+                        &name,
+                        format!(
+                            "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                            subject.qualified_resource()
+                        ),
+                    )
+                    .with_details(json!({"name": name, "group": info.group, "kind": info.resource, "causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]})));
+                }
+                _ => {}
+            }
+        }
+        let name = meta_str(&object, "name").to_string();
+        let has_status = info.behavior.as_ref().is_some_and(|b| b.has_status);
+        // managedFields of the request's fields (status is reset for types with /status).
+        {
+            let m = meta_mut(&mut object);
+            for f in [
+                "uid",
+                "resourceVersion",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "selfLink",
+            ] {
+                m.remove(f);
+            }
+        }
+        if has_status && let Some(map) = object.as_object_mut() {
+            map.remove("status");
+        }
+        let manager_name = ctx.manager_name();
+        let api_version = info.api_version();
+        let manager = Manager {
+            name: &manager_name,
+            api_version: &api_version,
+            subresource: "",
+        };
+        let reset: &[&str] = if has_status { &["status"] } else { &[] };
+        let zero = zero_object(info);
+        let managed =
+            fieldmanager::update_managed_fields(zero.as_ref(), &object, schema_of(info), reset, &manager);
+        kinds::prepare_create(info, &mut object);
+        if info.is_custom() {
+            crate::crd::schema::default_custom(info, &mut object);
+        }
+        let mut object = from_version(info, &object);
+        let mut causes = self.validate_meta(info, &object, None);
+        if info.is_custom() {
+            causes.extend(crate::crd::schema::validate_custom(info, &object, None));
+        } else {
+            causes.extend(kinds::validate(info, &object, None));
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
+        }
+        {
+            let m = meta_mut(&mut object);
+            m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            m.insert("creationTimestamp".into(), json!(fieldmanager::now_rfc3339()));
+            if info.behavior.as_ref().is_some_and(|b| b.tracks_generation) || info.is_custom() {
+                m.insert("generation".into(), json!(1));
+            }
+            if managed.is_empty() {
+                m.remove("managedFields");
+            } else {
+                m.insert("managedFields".into(), Value::Array(managed));
+            }
+        }
+        crate::crd::on_create(info, &mut object);
+        if ctx.dry_run {
+            return Ok(Reply {
+                code: 201,
+                body: to_version(info, &object),
+                warnings,
+            });
+        }
+        let key = key_of(info, ns.as_deref(), &name);
+        let stored = self
+            .storage
+            .create(&key, object)
+            .await
+            .map_err(|e| storage_error(info, &name, e))?;
+        Ok(Reply {
+            code: 201,
+            body: to_version(info, &stored.object),
+            warnings,
+        })
+    }
+}
+
+fn is_namespace(info: &ResourceInfo) -> bool {
+    info.behavior.as_ref().map(|b| b.special) == Some(Special::Namespace)
+}
