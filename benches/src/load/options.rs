@@ -12,7 +12,7 @@ pub enum RssServer {
     /// `process` when the `ocm-controlplane` binary is found, else `in-process`.
     Auto,
     /// Run `ocm-controlplane serve` as a child process (redb in a temporary data directory) and
-    /// read its /proc/<pid>/status: the server alone.
+    /// read its `/proc/<pid>/status`: the server alone.
     Process,
     /// Run the server inside the harness and read /proc/self/status: includes the harness's own
     /// clients and runtimes.

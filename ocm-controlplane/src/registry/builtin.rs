@@ -2,7 +2,7 @@
 //!
 //! `builtin_discovery.json` holds the `APIResource` entries of the built-in group-versions this server
 //! announces (recorded facts: names, kinds, verbs, short names, categories, storage version hashes).
-//! [`STORED`] says which of them this server stores and how they behave; the others are announced
+//! The private table `STORED` says which of them this server stores and how they behave; the others are announced
 //! (so clients see the familiar API surface) but answer 404 when used.
 
 use serde_json::Value;
