@@ -7,6 +7,7 @@
 
 pub mod builtin;
 pub mod shapes;
+pub mod structure;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
