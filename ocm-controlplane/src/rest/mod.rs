@@ -204,14 +204,8 @@ fn invalid_subject(info: &ResourceInfo) -> crate::status::Subject {
 /// How the field manager sees objects of the addressed version.
 fn schema_of(info: &ResourceInfo) -> Schema<'_> {
     match &info.custom {
-        Some(c) => Schema {
-            openapi: Some(&c.schema),
-            custom: true,
-        },
-        None => Schema {
-            openapi: crate::registry::shapes::shape(&info.group, &info.resource).map(|s| &s.schema),
-            custom: false,
-        },
+        Some(c) => Schema::custom(&c.schema),
+        None => Schema::builtin(&info.group, &info.resource),
     }
 }
 
