@@ -21,7 +21,7 @@ pub mod update;
 
 pub use apply::{ApplyError, ApplyRequest, Applied, Conflict, apply};
 pub use fieldset::FieldSet;
-pub use managers::sort_entries;
+pub use managers::{keep_times_of_unchanged, sort_entries};
 pub use typed::Schema;
 pub use update::update_managed_fields;
 
