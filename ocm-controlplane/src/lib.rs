@@ -10,6 +10,7 @@
 //! | [`registry`] | served group/version/resources, built-in discovery data, per-type behaviour |
 //! | [`rest`] | the verbs over storage: get, list, watch, create, update, patch, delete, deletecollection |
 //! | [`crd`] | CustomResourceDefinitions: dynamic serving, pruning, defaulting, validation |
+//! | [`conversion`] | converters called for CRDs with conversion strategy `Webhook` |
 //! | [`fieldmanager`] | `managedFields` for Update operations |
 //! | [`selector`] | label selectors (parsed by `ocm_api::selector`) and field selectors |
 //! | [`status`] | errors as `metav1.Status` with kube-apiserver's reasons and messages |
@@ -29,6 +30,7 @@
 
 pub mod auth;
 pub mod controllers;
+pub mod conversion;
 pub mod crd;
 pub mod fieldmanager;
 pub mod gojson;

@@ -56,6 +56,7 @@ pub struct ControlPlaneBuilder {
     port: u16,
     history: usize,
     compaction: Option<std::time::Duration>,
+    converters: crate::conversion::Converters,
 }
 
 /// How often the history is compacted by default (kube-apiserver's `--etcd-compaction-interval`).
@@ -74,6 +75,7 @@ impl ControlPlane {
             port: 0,
             history: 20_000,
             compaction: Some(DEFAULT_COMPACTION_INTERVAL),
+            converters: crate::conversion::Converters::ocm(),
         }
     }
 }
@@ -112,6 +114,13 @@ impl ControlPlaneBuilder {
         self
     }
 
+    /// The converters called for CRDs with conversion strategy `Webhook` (default:
+    /// [`Converters::ocm`](crate::conversion::Converters::ocm), the OCM add-on kinds).
+    pub fn converters(mut self, converters: crate::conversion::Converters) -> Self {
+        self.converters = converters;
+        self
+    }
+
     /// Starts serving.
     pub async fn start(self) -> Result<ControlPlaneHandle, StartError> {
         let storage = MemoryStorage::open(MemoryStorageOptions {
@@ -141,7 +150,7 @@ impl ControlPlaneBuilder {
         } else {
             format!("https://{host}:{}", local.port())
         };
-        let registry = Arc::new(Registry::with_builtins());
+        let registry = Arc::new(Registry::with_builtins_and_converters(self.converters.clone()));
         let api = Api::new(storage.clone(), registry).with_root_ca(&credentials.ca_pem);
         crate::controllers::bootstrap(&api)
             .await

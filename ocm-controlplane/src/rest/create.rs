@@ -136,7 +136,7 @@ impl Api {
         if info.is_custom() {
             crate::crd::schema::default_custom(info, &mut object);
         }
-        let mut object = from_version(info, &object);
+        let mut object = from_version(info, &object)?;
         let mut causes = self.validate_meta(info, &object, None);
         if info.is_custom() {
             causes.extend(crate::crd::schema::validate_custom(info, &object, None));
@@ -163,7 +163,7 @@ impl Api {
         if ctx.dry_run {
             return Ok(Reply {
                 code: 201,
-                body: to_version(info, &object),
+                body: to_version(info, &object)?,
                 warnings,
             });
         }
@@ -175,7 +175,7 @@ impl Api {
             .map_err(|e| storage_error(info, &name, e))?;
         Ok(Reply {
             code: 201,
-            body: to_version(info, &stored.object),
+            body: to_version(info, &stored.object)?,
             warnings,
         })
     }

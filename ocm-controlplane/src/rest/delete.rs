@@ -80,7 +80,7 @@ impl Api {
             let graceful = !fins.is_empty() || spec_fins;
             if graceful {
                 if !meta_str(old, "deletionTimestamp").is_empty() && fins == finalizers(old) {
-                    return Ok(Reply::ok(to_version(info, old)));
+                    return Ok(Reply::ok(to_version(info, old)?));
                 }
                 let mut new = old.clone();
                 {
@@ -95,10 +95,10 @@ impl Api {
                     map.insert("status".into(), json!({"phase": "Terminating"}));
                 }
                 if ctx.dry_run {
-                    return Ok(Reply::ok(to_version(info, &new)));
+                    return Ok(Reply::ok(to_version(info, &new)?));
                 }
                 match self.storage.update(&key, new, Some(current.rv)).await {
-                    Ok(s) => return Ok(Reply::ok(to_version(info, &s.object))),
+                    Ok(s) => return Ok(Reply::ok(to_version(info, &s.object)?)),
                     Err(StorageError::WriteConflict { .. }) => continue,
                     Err(e) => return Err(storage_error(info, &name, e)),
                 }
@@ -114,7 +114,7 @@ impl Api {
                 Ok(s) => {
                     crate::crd::on_delete(self, info, &s.object).await;
                     let body = if is_namespace || info.resource == "customresourcedefinitions" {
-                        to_version(info, &s.object)
+                        to_version(info, &s.object)?
                     } else {
                         status::delete_success(&subject, &name, meta_str(old, "uid"))
                     };

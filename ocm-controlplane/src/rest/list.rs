@@ -380,10 +380,10 @@ impl Api {
         if let Some(r) = remaining {
             metadata.insert("remainingItemCount".into(), json!(r));
         }
-        let items: Vec<Value> = items
+        let items = items
             .iter()
-            .map(|(_, o)| list_item(info, &to_version(info, o)))
-            .collect();
+            .map(|(_, o)| Ok(list_item(info, &to_version(info, o)?)))
+            .collect::<Result<Vec<Value>, ApiError>>()?;
         Ok(Reply {
             code: 200,
             body: json!({"kind": info.list_kind(), "apiVersion": info.api_version(), "metadata": metadata, "items": items}),
@@ -429,7 +429,7 @@ impl Api {
             match self.delete(info, &item_ctx, options).await {
                 Ok(reply) => {
                     let body = if reply.body.get("kind").and_then(Value::as_str) == Some("Status") {
-                        to_version(info, &object)
+                        to_version(info, &object)?
                     } else {
                         reply.body
                     };

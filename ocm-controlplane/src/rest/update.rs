@@ -73,7 +73,7 @@ impl Api {
             }
             let stored_old = current.object.as_ref();
             // Everything up to the commit works on the addressed version's representation.
-            let old_version = to_version(info, stored_old);
+            let old_version = to_version(info, stored_old)?;
             let old = &old_version;
             let mut new = compute(old)?;
             // The field manager sees the object as the request produced it, before the strategy
@@ -156,7 +156,7 @@ impl Api {
             } else {
                 meta_mut(&mut new).insert("managedFields".into(), Value::Array(managed));
             }
-            let mut new = from_version(info, &new);
+            let mut new = from_version(info, &new)?;
             // Validation.
             let mut causes = self.validate_meta(info, &new, Some(stored_old));
             if info.is_custom() {
@@ -188,7 +188,7 @@ impl Api {
             if ctx.dry_run {
                 return Ok(Reply {
                     code: 200,
-                    body: to_version(info, &new),
+                    body: to_version(info, &new)?,
                     warnings: std::mem::take(warnings),
                 });
             }
@@ -202,7 +202,7 @@ impl Api {
                         crate::crd::on_delete(self, info, &new).await;
                         return Ok(Reply {
                             code: 200,
-                            body: to_version(info, &new),
+                            body: to_version(info, &new)?,
                             warnings: std::mem::take(warnings),
                         });
                     }
@@ -214,7 +214,7 @@ impl Api {
                 Ok(s) => {
                     return Ok(Reply {
                         code: 200,
-                        body: to_version(info, &s.object),
+                        body: to_version(info, &s.object)?,
                         warnings: std::mem::take(warnings),
                     });
                 }

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod conformance;
+mod crd_conversion;
 mod durability;
 mod kube_client;
 mod kube_runtime;
