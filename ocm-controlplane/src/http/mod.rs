@@ -46,7 +46,8 @@ struct Target {
 }
 
 fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response<Body> {
-    let mut r = Response::new(Body::from(body.to_string()));
+    // A `Value` always serializes (its keys are strings); `to_vec` skips `Display`'s formatter.
+    let mut r = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

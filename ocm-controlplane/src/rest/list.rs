@@ -286,7 +286,15 @@ impl Api {
         info: &ResourceInfo,
         ctx: &RequestContext,
         opts: &ListOptions,
-    ) -> Result<(Vec<(String, Value)>, u64, Option<String>, Option<usize>), ApiError> {
+    ) -> Result<
+        (
+            Vec<(String, std::sync::Arc<Value>)>,
+            u64,
+            Option<String>,
+            Option<usize>,
+        ),
+        ApiError,
+    > {
         let ns = if info.namespaced {
             ctx.namespace.as_deref()
         } else {
@@ -347,7 +355,7 @@ impl Api {
                 remaining += 1;
                 continue;
             }
-            items.push((key, (*stored.object).clone()));
+            items.push((key, stored.object));
         }
         let remaining = if next.is_some() && opts.label.is_empty() && opts.field.is_empty() {
             Some(remaining)
@@ -382,7 +390,7 @@ impl Api {
         }
         let items = items
             .iter()
-            .map(|(_, o)| Ok(list_item(info, &to_version(info, o)?)))
+            .map(|(_, o)| Ok(list_item(info, to_version(info, o)?)))
             .collect::<Result<Vec<Value>, ApiError>>()?;
         Ok(Reply {
             code: 200,
@@ -433,7 +441,7 @@ impl Api {
                     } else {
                         reply.body
                     };
-                    deleted.push(list_item(info, &body));
+                    deleted.push(list_item(info, body));
                 }
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

@@ -156,16 +156,14 @@ pub(crate) fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
 }
 
 /// Strips server-owned content the way kube-apiserver's list conversion does for built-in items.
-pub fn list_item(info: &ResourceInfo, object: &Value) -> Value {
-    if info.is_custom() {
-        return object.clone();
-    }
-    let mut o = object.clone();
-    if let Some(m) = o.as_object_mut() {
+pub fn list_item(info: &ResourceInfo, mut object: Value) -> Value {
+    if !info.is_custom()
+        && let Some(m) = object.as_object_mut()
+    {
         m.remove("apiVersion");
         m.remove("kind");
     }
-    o
+    object
 }
 
 /// Converts a stored object into the addressed version's representation.
