@@ -17,6 +17,7 @@
 //! | [`validation`] | names, labels, annotations, finalizers |
 //! | [`gojson`] | JSON syntax errors worded as Go's |
 //! | [`auth`] | the requesting user |
+//! | [`authorization`] | request attributes, RBAC evaluation, kube-apiserver's Forbidden messages |
 //! | [`http`] | paths, content negotiation, discovery, Table output |
 //! | [`metrics`] | Prometheus metrics on `/metrics` |
 //! | [`tls`] | CA, serving and admin certificates, kubeconfig |
@@ -29,6 +30,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+pub mod authorization;
 pub mod controllers;
 pub mod conversion;
 pub mod crd;
