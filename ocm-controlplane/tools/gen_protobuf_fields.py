@@ -15,8 +15,8 @@ Two machine-readable inputs, both of Kubernetes 1.35.0:
    keeps an explicit zero value), and which embedded structs are inlined into their parent's JSON.
    The field numbers of their `protobuf:"..."` tags are cross-checked against k8s-pb.
 
-The roots are the kinds listed in `src/registry/builtin_schemas.json` (its `roots`) plus
-`DeleteOptions`; JSON names are cross-checked against that file's properties.
+The roots are the kinds listed in `src/registry/builtin_schemas.json` (its `roots`), the stored
+admissionregistration kinds and `DeleteOptions`; JSON names are cross-checked against that file's properties.
 
     python3 ocm-controlplane/tools/gen_protobuf_fields.py K8S_PB_DIR API_DIR APIMACHINERY_DIR \\
         APIEXTENSIONS_APISERVER_DIR
@@ -58,7 +58,20 @@ SPECIAL = {
 # Go types with their own MarshalJSON that no root reaches today; reaching one needs a new `as`.
 UNSUPPORTED = {f"{META}.Duration"}
 
+# Messages decoded outside the kinds table (DELETE bodies).
 EXTRA_ROOTS = [f"{META}.DeleteOptions"]
+
+# Stored kinds that builtin_schemas.json does not list (apiVersion/kind -> definition).
+ADMISSION = "io.k8s.api.admissionregistration.v1"
+EXTRA_KINDS = {
+    f"admissionregistration.k8s.io/v1/{kind}": f"{ADMISSION}.{kind}"
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    ]
+}
 
 # k8s-pb module path prefix -> (Go repository argument index, directory inside it, definition prefix)
 PACKAGES = [
@@ -250,7 +263,7 @@ def main():
 
     messages = {}
     pending = [(d.rsplit(".", 1)[0], d.rsplit(".", 1)[1].lower())
-               for d in list(schemas["roots"].values()) + EXTRA_ROOTS]
+               for d in list(schemas["roots"].values()) + EXTRA_ROOTS + list(EXTRA_KINDS.values())]
     problems = []
     while pending:
         package, lower = pending.pop()
@@ -316,6 +329,7 @@ def main():
         package, kind = definition.rsplit(".", 1)
         version = package.rsplit(".", 1)[1]
         kinds[f"{group}/{version}/{kind}" if group else f"{version}/{kind}"] = definition
+    kinds.update(EXTRA_KINDS)
 
     for p in problems:
         print("warning:", p, file=sys.stderr)

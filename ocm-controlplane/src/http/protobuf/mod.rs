@@ -12,6 +12,8 @@
 //! A `Status` message has `metadata` (1), `status` (2), `message` (3), `reason` (4) and `code` (6).
 
 mod decode;
+#[cfg(test)]
+mod decode_tests;
 mod schema;
 mod wire;
 
