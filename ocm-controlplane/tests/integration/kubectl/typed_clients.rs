@@ -121,8 +121,8 @@ async fn kubectl_create_generators_of_config_and_access() {
     let Some(k) = Kubectl::new(&env, "kubectl_create_generators_of_config_and_access").await else {
         return;
     };
-    let ns = new_namespace(&k, "typed-config").await;
-    let ns = Some(ns.as_str());
+    let namespace = new_namespace(&k, "typed-config").await;
+    let ns = Some(namespace.as_str());
 
     // Names unique enough that replacing them in the JSON text touches nothing else.
     let (cm_name, secret_name, sa_name) = (unique("settings"), unique("creds"), unique("robot"));
@@ -181,7 +181,7 @@ async fn kubectl_create_generators_of_config_and_access() {
         &[
             &format!("--role={role_name}"),
             "--user=bob",
-            &format!("--serviceaccount={}:{sa_name}", ns.unwrap()),
+            &format!("--serviceaccount={namespace}:{sa_name}"),
         ],
     )
     .await;
@@ -191,7 +191,7 @@ async fn kubectl_create_generators_of_config_and_access() {
     );
     assert_eq!(binding["subjects"].as_array().map(Vec::len), Some(2), "{binding}");
 
-    k.ok(&["delete", "namespace", ns.unwrap(), "--wait=false"]).await;
+    k.ok(&["delete", "namespace", &namespace, "--wait=false"]).await;
 }
 
 #[tokio::test]
@@ -200,8 +200,8 @@ async fn kubectl_create_generators_of_workloads() {
     let Some(k) = Kubectl::new(&env, "kubectl_create_generators_of_workloads").await else {
         return;
     };
-    let ns = new_namespace(&k, "typed-work").await;
-    let ns = Some(ns.as_str());
+    let namespace = new_namespace(&k, "typed-work").await;
+    let ns = Some(namespace.as_str());
 
     // An explicit zero for a pointer field (replicas) stays.
     let deployment = same_as_json(
@@ -243,7 +243,7 @@ async fn kubectl_create_generators_of_workloads() {
     assert_eq!(service["spec"]["ports"][0]["targetPort"], json!(8080));
     assert_eq!(service["spec"]["ports"][1]["targetPort"], json!("https"));
 
-    k.ok(&["delete", "namespace", ns.unwrap(), "--wait=false"]).await;
+    k.ok(&["delete", "namespace", &namespace, "--wait=false"]).await;
 }
 
 #[tokio::test]
