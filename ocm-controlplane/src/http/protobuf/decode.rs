@@ -83,10 +83,14 @@ enum Slot {
     Map(Map<String, Value>),
 }
 
-/// The Go name of a field, for error messages.
-fn go_field_name(message: &Message, field: &Field) -> String {
-    if field.json.is_empty() {
-        return message.short.clone();
+/// The Go name of a field, for error messages: its JSON name capitalized, or for an embedded
+/// struct its type's name.
+fn go_field_name(schema: &Schema, field: &Field) -> String {
+    if field.inline
+        && let ValueType::Message(id) = field.value
+        && let Some(embedded) = schema.message(id)
+    {
+        return embedded.short.clone();
     }
     let mut chars = field.json.trim_start_matches('$').chars();
     match chars.next() {
@@ -196,14 +200,14 @@ impl<'s> Decoder<'s> {
             let field = &message.fields[position];
             let wrong = || DecodeError::CheckWireType {
                 wire: wire.number(),
-                field: go_field_name(message, field),
+                field: go_field_name(self.schema, field),
             };
             let slot = &mut slots[position];
             if field.map {
                 if wire != WireType::Len {
                     return Err(wrong());
                 }
-                let (key, value) = self.map_entry(message, field, r.bytes()?, depth)?;
+                let (key, value) = self.map_entry(field, r.bytes()?, depth)?;
                 if let Slot::Map(m) = slot {
                     m.insert(key, value);
                 } else {
@@ -258,13 +262,7 @@ impl<'s> Decoder<'s> {
     }
 
     /// A map entry: key (field 1, a string) and value (field 2) with Go's zero value when absent.
-    fn map_entry(
-        &self,
-        message: &Message,
-        field: &Field,
-        bytes: &[u8],
-        depth: usize,
-    ) -> Result<(String, Value), DecodeError> {
+    fn map_entry(&self, field: &Field, bytes: &[u8], depth: usize) -> Result<(String, Value), DecodeError> {
         let mut key = String::new();
         let mut value: Option<Value> = None;
         let mut r = Reader::new(bytes);
@@ -272,7 +270,7 @@ impl<'s> Decoder<'s> {
             let (number, wire) = r.tag()?;
             let wrong = || DecodeError::CheckWireType {
                 wire: wire.number(),
-                field: go_field_name(message, field),
+                field: go_field_name(self.schema, field),
             };
             match number {
                 1 => {

@@ -100,6 +100,29 @@ fn times_like_go() {
 }
 
 #[test]
+fn embedded_structs_are_named_by_their_type() {
+    // Pod.spec (2).volumes (1) with the embedded VolumeSource (2) sent as a varint.
+    let volume = [field(1, b"v"), varint_field(2, 1)].concat();
+    let body = field(2, &field(1, &volume));
+    let e = error_of("", "v1", "pods", &envelope("v1", "Pod", body));
+    assert!(
+        e.message
+            .ends_with(": proto: wrong wireType = 0 for field VolumeSource"),
+        "{}",
+        e.message
+    );
+    // Its fields appear in the volume itself.
+    let volume = [field(1, b"v"), field(2, &field(2, &[]))].concat();
+    let decoded = decode_ok(
+        "",
+        "v1",
+        "pods",
+        &envelope("v1", "Pod", field(2, &field(1, &volume))),
+    );
+    assert_eq!(decoded["spec"]["volumes"], json!([{"name": "v", "emptyDir": {}}]));
+}
+
+#[test]
 fn int_or_string_of_an_impossible_type() {
     // Service.spec (2).ports (1).targetPort (4) with type 2.
     let port = [varint_field(3, 80), field(4, &varint_field(1, 2))].concat();
