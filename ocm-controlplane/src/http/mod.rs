@@ -385,6 +385,14 @@ async fn handle_inner(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json");
+    let protobuf_body = protobuf::is_protobuf(content_type);
+    // Typed clients send built-in objects in protobuf; the REST layer reads their JSON form.
+    let body = match *method {
+        Method::POST | Method::PUT if protobuf_body => {
+            Bytes::from(protobuf::object_body_to_json(&info, &body)?)
+        }
+        _ => body,
+    };
     let reply: Reply = match (method.clone(), target.name.is_some()) {
         (Method::GET, false) if is_watch => {
             let lines = api.watch(&info, &ctx, &q).await?;
@@ -427,10 +435,13 @@ async fn handle_inner(
         }
         (Method::PUT, true) => api.update(&info, &ctx, &body).await?,
         (Method::PATCH, true) => api.patch(&info, &ctx, content_type, &body).await?,
-        (Method::DELETE, true) => api.delete(&info, &ctx, &delete_options(&body, &q)?).await?,
+        (Method::DELETE, true) => {
+            api.delete(&info, &ctx, &delete_options(&body, protobuf_body, &q)?)
+                .await?
+        }
         (Method::DELETE, false) => {
             let opts = ListOptions::parse(&info, &q)?;
-            api.delete_collection(&info, &ctx, &opts, &delete_options(&body, &q)?)
+            api.delete_collection(&info, &ctx, &opts, &delete_options(&body, protobuf_body, &q)?)
                 .await?
         }
         _ => {
@@ -451,9 +462,11 @@ fn aggregated_response(body: &Value) -> Response<Body> {
     r
 }
 
-fn delete_options(body: &[u8], q: &HashMap<String, String>) -> Result<Value, ApiError> {
+fn delete_options(body: &[u8], protobuf_body: bool, q: &HashMap<String, String>) -> Result<Value, ApiError> {
     let mut opts = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
+    } else if protobuf_body {
+        protobuf::delete_options(body)?
     } else {
         serde_json::from_slice::<Value>(body).map_err(|_| {
             let go = crate::gojson::syntax_error(body).unwrap_or_default();
