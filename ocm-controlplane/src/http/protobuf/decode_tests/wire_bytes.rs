@@ -229,6 +229,7 @@ fn custom_resources_have_no_protobuf_form() {
         printer_columns: vec![],
         storage_version: "v1".into(),
         cel: None,
+        conversion: crate::conversion::Conversion::Relabel,
     }));
     let e = object_body_to_json(&custom, &envelope("example.com/v1", "Widget", vec![])).unwrap_err();
     assert_eq!(e.code, 400);
