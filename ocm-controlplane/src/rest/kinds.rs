@@ -88,6 +88,50 @@ pub fn prepare_create(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
+/// The strategy's preparation of an update (after the field manager saw the request).
+///
+/// CertificateSigningRequest: conditions without `lastUpdateTime` get the current time; without
+/// `lastTransitionTime` they keep the time of the stored condition of the same type and status,
+/// else get the current time (kubectl's `certificate approve` sends neither).
+pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value) {
+    if special(info) != Special::Csr {
+        return;
+    }
+    let now = json!(crate::fieldmanager::now_rfc3339());
+    let old_conditions = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(conditions) = new
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    let unset = |v: Option<&Value>| v.is_none_or(|t| t.is_null() || t.as_str() == Some(""));
+    for condition in conditions.iter_mut() {
+        let Some(c) = condition.as_object_mut() else {
+            continue;
+        };
+        if unset(c.get("lastUpdateTime")) {
+            c.insert("lastUpdateTime".into(), now.clone());
+        }
+        if unset(c.get("lastTransitionTime")) {
+            let previous = old_conditions.iter().find(|o| {
+                o.get("type") == c.get("type")
+                    && o.get("status") == c.get("status")
+                    && !unset(o.get("lastTransitionTime"))
+            });
+            let time = previous
+                .and_then(|o| o.get("lastTransitionTime"))
+                .cloned()
+                .unwrap_or_else(|| now.clone());
+            c.insert("lastTransitionTime".into(), time);
+        }
+    }
+}
+
 /// Validation of a new object on create (`old` = `None`) or update.
 pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut causes = Vec::new();

@@ -97,6 +97,7 @@ impl Api {
                     None => m.remove("status"),
                 };
             }
+            kinds::prepare_update(info, old, &mut new);
             // Server-owned metadata is kept from the stored object.
             {
                 let old_meta = meta(old).clone();

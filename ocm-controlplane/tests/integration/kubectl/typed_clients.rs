@@ -386,11 +386,14 @@ async fn decide(k: &Kubectl, verb: &str, done: &str, condition: &str, reason: &s
     assert_eq!(c["status"], "True");
     assert_eq!(c["reason"], reason);
     assert_eq!(c["message"], message);
-    let updated = c["lastUpdateTime"].as_str().unwrap_or_default();
-    assert!(
-        chrono::DateTime::parse_from_rfc3339(updated).is_ok(),
-        "lastUpdateTime {updated:?}"
-    );
+    // kubectl leaves lastTransitionTime unset; the server fills it in as kube-apiserver does.
+    for key in ["lastUpdateTime", "lastTransitionTime"] {
+        let time = c[key].as_str().unwrap_or_default();
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(time).is_ok(),
+            "{key} {time:?}"
+        );
+    }
     let managed = &approval_view(&decided)["managedFields"];
     assert_eq!(managed[0]["subresource"], "approval", "{managed}");
     assert_eq!(managed[0]["operation"], "Update", "{managed}");
