@@ -11,6 +11,7 @@ pub mod decode;
 mod delete;
 pub mod kinds;
 pub mod kinds_events;
+pub mod kinds_workloads;
 pub mod list;
 mod patch;
 mod update;
