@@ -167,6 +167,9 @@ impl ControlPlaneBuilder {
             tokio::spawn(crate::crd::run_controller(api.clone())),
             tokio::spawn(crate::controllers::namespace_defaults::run(api.clone())),
             tokio::spawn(crate::controllers::leader_lease::run(api.clone())),
+            tokio::spawn(crate::controllers::garbage_collector::run(api.clone())),
+            tokio::spawn(crate::controllers::namespace_lifecycle::run(api.clone())),
+            tokio::spawn(crate::controllers::clusterrole_aggregation::run(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {
