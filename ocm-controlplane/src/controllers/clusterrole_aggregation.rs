@@ -239,9 +239,15 @@ mod tests {
         let target = json!({"metadata": {"name": "agg"},
             "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "true"}}]}, "rules": null});
         roles.insert("agg".to_string(), target.clone());
-        roles.insert("b".to_string(), role("b", json!({"x": "true"}), json!([rule_b, rule_a])));
+        roles.insert(
+            "b".to_string(),
+            role("b", json!({"x": "true"}), json!([rule_b, rule_a])),
+        );
         roles.insert("a".to_string(), role("a", json!({"x": "true"}), json!([rule_a])));
-        roles.insert("c".to_string(), role("c", json!({"x": "false"}), json!([{"verbs": ["*"]}])));
+        roles.insert(
+            "c".to_string(),
+            role("c", json!({"x": "false"}), json!([{"verbs": ["*"]}])),
+        );
         let rules = aggregate(&target, &roles).unwrap();
         assert_eq!(rules, vec![rule_a.clone(), rule_b]);
         assert!(same_rules(&[], &rules_of(&target)));

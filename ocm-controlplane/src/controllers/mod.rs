@@ -75,7 +75,9 @@ impl<'a> KeyParts<'a> {
 pub(crate) fn stored_types(api: &Api) -> Vec<Arc<ResourceInfo>> {
     let mut out: Vec<Arc<ResourceInfo>> = Vec::new();
     for info in api.registry.all() {
-        if info.behavior.is_none() || info.group != info.storage_group || info.resource != info.storage_resource
+        if info.behavior.is_none()
+            || info.group != info.storage_group
+            || info.resource != info.storage_resource
         {
             continue;
         }

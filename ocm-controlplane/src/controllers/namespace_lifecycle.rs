@@ -74,7 +74,11 @@ pub(crate) fn prepare_update(info: &ResourceInfo, subresource: &str, old: &Value
         return;
     }
     let kept = old.pointer("/spec/finalizers").cloned();
-    let spec = crate::rest::ensure_object(crate::rest::ensure_object(new).entry("spec").or_insert(Value::Null));
+    let spec = crate::rest::ensure_object(
+        crate::rest::ensure_object(new)
+            .entry("spec")
+            .or_insert(Value::Null),
+    );
     match kept {
         Some(f) => spec.insert("finalizers".into(), f),
         None => spec.remove("finalizers"),
@@ -249,7 +253,9 @@ async fn delete_content(api: &Api, namespace: &str) -> ContentTotals {
             if let Err(error) = api.delete(&info, &ctx, &options).await
                 && error.code != 404
             {
-                totals.errors.push(format!("deleting {label} {name}: {}", error.message));
+                totals
+                    .errors
+                    .push(format!("deleting {label} {name}: {}", error.message));
             }
         }
         let Ok(left) = api.storage.list(&prefix, None).await else {
@@ -280,7 +286,10 @@ async fn sync(api: &Api, name: &str) -> Result<bool, ApiError> {
     if current.object.pointer("/metadata/deletionTimestamp").is_none() {
         return Ok(true);
     }
-    if !spec_finalizers(&current.object).iter().any(|f| f == KUBERNETES_FINALIZER) {
+    if !spec_finalizers(&current.object)
+        .iter()
+        .any(|f| f == KUBERNETES_FINALIZER)
+    {
         return Ok(true);
     }
     let totals = delete_content(api, name).await;
@@ -490,9 +499,7 @@ pub async fn run(api: Api) {
                 }
                 continue;
             }
-            let sleep_until = schedule
-                .earliest()
-                .unwrap_or_else(|| Instant::now() + RESYNC);
+            let sleep_until = schedule.earliest().unwrap_or_else(|| Instant::now() + RESYNC);
             tokio::select! {
                 item = events.next() => match item {
                     None => return,
@@ -540,9 +547,15 @@ mod tests {
     #[test]
     fn merging_keeps_unchanged_conditions() {
         let mut current = Vec::new();
-        assert!(merge_conditions(&mut current, conditions_for(&ContentTotals::default())));
+        assert!(merge_conditions(
+            &mut current,
+            conditions_for(&ContentTotals::default())
+        ));
         assert_eq!(current.len(), 5);
-        assert!(!merge_conditions(&mut current, conditions_for(&ContentTotals::default())));
+        assert!(!merge_conditions(
+            &mut current,
+            conditions_for(&ContentTotals::default())
+        ));
         let mut totals = ContentTotals::default();
         totals.errors.push("boom".into());
         assert!(merge_conditions(&mut current, conditions_for(&totals)));

@@ -19,7 +19,6 @@ use crate::registry::{ResourceInfo, Special};
 use crate::status::{self, ApiError, Cause, Subject};
 use crate::storage::{StorageError, Stored};
 
-
 /// Whether objects of this type orphan their dependents when DELETE names no policy: the legacy
 /// workload versions (`extensions/v1beta1`, `apps/v1beta1`, `apps/v1beta2`) and core/v1
 /// ReplicationControllers keep kube's old default; everything else deletes them in the background.
@@ -123,7 +122,12 @@ fn validate_options(options: &Value) -> Result<(), ApiError> {
         causes.push(Cause::not_supported(
             "propagationPolicy",
             p,
-            &["Foreground".into(), "Background".into(), "Orphan".into(), "nil".into()],
+            &[
+                "Foreground".into(),
+                "Background".into(),
+                "Orphan".into(),
+                "nil".into(),
+            ],
         ));
     }
     if causes.is_empty() {
@@ -401,14 +405,20 @@ mod tests {
         let none = json!({});
         let p = |o| Propagation::of(o);
         assert_eq!(p(&fg).finalizers(&[], false), strings(&["foregroundDeletion"]));
-        assert_eq!(p(&or).finalizers(&strings(&["x"]), false), strings(&["x", "orphan"]));
+        assert_eq!(
+            p(&or).finalizers(&strings(&["x"]), false),
+            strings(&["x", "orphan"])
+        );
         assert!(p(&bg).finalizers(&strings(&["orphan"]), false).is_empty());
         assert_eq!(
             p(&fg).finalizers(&strings(&["orphan", "x"]), false),
             strings(&["x", "foregroundDeletion"])
         );
         // Without a policy an earlier one stays, else the kind's default applies.
-        assert_eq!(p(&none).finalizers(&strings(&["orphan"]), false), strings(&["orphan"]));
+        assert_eq!(
+            p(&none).finalizers(&strings(&["orphan"]), false),
+            strings(&["orphan"])
+        );
         assert_eq!(p(&none).finalizers(&[], true), strings(&["orphan"]));
         assert!(p(&none).finalizers(&[], false).is_empty());
         let legacy = json!({"orphanDependents": false});

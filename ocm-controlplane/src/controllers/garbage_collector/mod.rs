@@ -177,10 +177,7 @@ impl Collector {
     /// Queues the owner with `uid` if it is being deleted in the foreground.
     fn wake_waiting_owner(&mut self, uid: &str) {
         if let Some(owner_key) = self.graph.key_of(uid).map(str::to_string)
-            && self
-                .graph
-                .get(&owner_key)
-                .is_some_and(|n| n.deleting_dependents)
+            && self.graph.get(&owner_key).is_some_and(|n| n.deleting_dependents)
         {
             self.queue.push(&owner_key);
         }
@@ -253,18 +250,18 @@ impl Collector {
     }
 
     async fn read(&self, key: &str) -> Result<Option<Stored>, CollectError> {
-        self.api
-            .storage
-            .get(key)
-            .await
-            .map_err(|e| CollectError::Write {
-                operation: "reading an object",
-                source: ApiError::internal(e),
-            })
+        self.api.storage.get(key).await.map_err(|e| CollectError::Write {
+            operation: "reading an object",
+            source: ApiError::internal(e),
+        })
     }
 
     /// Where an owner reference of an object in `namespace` points.
-    async fn owner_state(&self, owner: &OwnerRef, namespace: Option<&str>) -> Result<OwnerState, CollectError> {
+    async fn owner_state(
+        &self,
+        owner: &OwnerRef,
+        namespace: Option<&str>,
+    ) -> Result<OwnerState, CollectError> {
         let (group, version) = split_api_version(&owner.api_version);
         let Some(info) = self.api.registry.by_kind(group, version, &owner.kind) else {
             return Err(CollectError::ResolveOwner {
@@ -302,7 +299,12 @@ impl Collector {
 
     /// An object not being deleted: delete it when no owner is solid, else drop the references
     /// to absent and waiting owners.
-    async fn collect(&mut self, info: &ResourceInfo, parts: &KeyParts<'_>, stored: &Stored) -> Result<(), CollectError> {
+    async fn collect(
+        &mut self,
+        info: &ResourceInfo,
+        parts: &KeyParts<'_>,
+        stored: &Stored,
+    ) -> Result<(), CollectError> {
         let owners = owner_refs(&stored.object);
         if owners.is_empty() {
             return Ok(());
@@ -326,7 +328,11 @@ impl Collector {
             }
             return self
                 .edit(info, parts, stored, |object| {
-                    retain_owner_refs(object, |r| !gone.iter().any(|u| Some(u.as_str()) == r.get("uid").and_then(Value::as_str)));
+                    retain_owner_refs(object, |r| {
+                        !gone
+                            .iter()
+                            .any(|u| Some(u.as_str()) == r.get("uid").and_then(Value::as_str))
+                    });
                 })
                 .await;
         }
@@ -371,7 +377,12 @@ impl Collector {
 
     /// An owner deleted with `propagationPolicy=Orphan`: its dependents lose the reference to it,
     /// then it loses the `orphan` finalizer.
-    async fn orphan_dependents(&mut self, info: &ResourceInfo, parts: &KeyParts<'_>, stored: &Stored) -> Result<(), CollectError> {
+    async fn orphan_dependents(
+        &mut self,
+        info: &ResourceInfo,
+        parts: &KeyParts<'_>,
+        stored: &Stored,
+    ) -> Result<(), CollectError> {
         let uid = uid_of(&stored.object).to_string();
         for dependent_key in self.graph.dependents_of(&uid) {
             let Some(dependent_parts) = KeyParts::parse(&dependent_key) else {
@@ -384,7 +395,9 @@ impl Collector {
                 continue;
             };
             self.edit(&dependent_info, &dependent_parts, &dependent, |object| {
-                retain_owner_refs(object, |r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
+                retain_owner_refs(object, |r| {
+                    r.get("uid").and_then(Value::as_str) != Some(uid.as_str())
+                });
             })
             .await?;
         }
@@ -393,7 +406,12 @@ impl Collector {
 
     /// An owner deleted with `propagationPolicy=Foreground`: its dependents are deleted, and the
     /// `foregroundDeletion` finalizer goes once no dependent with `blockOwnerDeletion` is left.
-    async fn delete_dependents_first(&mut self, info: &ResourceInfo, parts: &KeyParts<'_>, stored: &Stored) -> Result<(), CollectError> {
+    async fn delete_dependents_first(
+        &mut self,
+        info: &ResourceInfo,
+        parts: &KeyParts<'_>,
+        stored: &Stored,
+    ) -> Result<(), CollectError> {
         let uid = uid_of(&stored.object).to_string();
         let mut blocking = false;
         for dependent_key in self.graph.dependents_of(&uid) {
@@ -420,7 +438,8 @@ impl Collector {
             let Some(dependent_info) = type_of(&self.api, &dependent_parts, &dependent.object) else {
                 continue;
             };
-            self.collect(&dependent_info, &dependent_parts, &dependent).await?;
+            self.collect(&dependent_info, &dependent_parts, &dependent)
+                .await?;
             if blocks && self.read(&dependent_key).await?.is_some() {
                 blocking = true;
             }
@@ -428,10 +447,17 @@ impl Collector {
         if blocking {
             return Ok(());
         }
-        self.remove_finalizer(info, parts, stored, FOREGROUND_FINALIZER).await
+        self.remove_finalizer(info, parts, stored, FOREGROUND_FINALIZER)
+            .await
     }
 
-    async fn remove_finalizer(&mut self, info: &ResourceInfo, parts: &KeyParts<'_>, stored: &Stored, finalizer: &str) -> Result<(), CollectError> {
+    async fn remove_finalizer(
+        &mut self,
+        info: &ResourceInfo,
+        parts: &KeyParts<'_>,
+        stored: &Stored,
+        finalizer: &str,
+    ) -> Result<(), CollectError> {
         self.edit(info, parts, stored, |object| {
             let kept: Vec<String> = finalizers(object)
                 .into_iter()
@@ -598,7 +624,10 @@ mod tests {
     async fn a_dependent_of_a_deleted_owner_is_collected() {
         use crate::registry::Registry;
         use crate::storage::MemoryStorage;
-        let api = Api::new(Arc::new(MemoryStorage::in_memory()), Arc::new(Registry::with_builtins()));
+        let api = Api::new(
+            Arc::new(MemoryStorage::in_memory()),
+            Arc::new(Registry::with_builtins()),
+        );
         super::super::bootstrap(&api).await.unwrap();
         let cm = api.registry.get("", "v1", "configmaps").unwrap();
         let ctx = controller_context("test", Some("default"));
@@ -621,7 +650,10 @@ mod tests {
         let key = storage::object_key("", "configmaps", Some("default"), "dep");
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while api.storage.get(&key).await.unwrap().is_some() {
-            assert!(tokio::time::Instant::now() < deadline, "the dependent was not collected");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the dependent was not collected"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         task.abort();
