@@ -4,6 +4,9 @@
 mod bad_input;
 mod conformance;
 mod durability;
+mod garbage_collection;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;
+mod namespace_lifecycle;
+mod token_request;
