@@ -1,7 +1,7 @@
 //! The garbage collector, as kube-controller-manager's: objects whose owners are all gone are
 //! deleted, across every stored kind (custom resources included) and across scopes.
 //!
-//! It keeps an index of every object's `ownerReferences` ([`graph`]), built from a list of the
+//! It keeps an index of every object's `ownerReferences` (the `graph` module), built from a list of the
 //! whole store and kept current from the storage watch, and works through a queue of objects to
 //! look at:
 //!
