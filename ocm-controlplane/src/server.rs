@@ -15,6 +15,7 @@ use crate::http::{self, AppState};
 use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
 use crate::rest::Api;
+use crate::rest::token_request::TokenIssuer;
 use crate::storage::{MemoryStorage, MemoryStorageOptions, Storage};
 use crate::tls::Credentials;
 
@@ -38,6 +39,9 @@ pub enum StartError {
     /// Creating the built-in namespaces failed.
     #[error("creating the built-in namespaces: {0}")]
     Bootstrap(crate::status::ApiError),
+    /// Loading the ServiceAccount token key failed.
+    #[error("service account tokens: {0}")]
+    Tokens(#[from] crate::rest::token_request::TokenError),
     /// Writing the kubeconfig failed.
     #[error("writing {path}: {source}")]
     WriteKubeconfig {
@@ -166,16 +170,21 @@ impl ControlPlaneBuilder {
         let tls = credentials.server_config()?;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let metrics = Arc::new(Metrics::new(storage.clone()));
+        let tokens = Arc::new(TokenIssuer::from_credentials(&credentials)?);
         let state = Arc::new(AppState {
             api: api.clone(),
             address: format!("{host}:{}", local.port()),
             metrics,
+            tokens: tokens.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = vec![
             tokio::spawn(crate::crd::run_controller(api.clone())),
             tokio::spawn(crate::controllers::namespace_defaults::run(api.clone())),
             tokio::spawn(crate::controllers::leader_lease::run(api.clone())),
+            tokio::spawn(crate::controllers::garbage_collector::run(api.clone())),
+            tokio::spawn(crate::controllers::namespace_lifecycle::run(api.clone())),
+            tokio::spawn(crate::controllers::clusterrole_aggregation::run(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {
@@ -189,6 +198,7 @@ impl ControlPlaneBuilder {
             credentials,
             kubeconfig,
             api,
+            tokens,
             stop: stop_tx,
             server,
             tasks,
@@ -360,6 +370,7 @@ pub struct ControlPlaneHandle {
     credentials: Credentials,
     kubeconfig: String,
     api: Api,
+    tokens: Arc<TokenIssuer>,
     stop: watch::Sender<bool>,
     server: Option<tokio::task::JoinHandle<()>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -397,6 +408,11 @@ impl ControlPlaneHandle {
     /// The REST layer (for in-process controllers and tests).
     pub fn api(&self) -> &Api {
         &self.api
+    }
+
+    /// Signs and verifies the ServiceAccount tokens this server issues.
+    pub fn token_issuer(&self) -> &TokenIssuer {
+        &self.tokens
     }
 
     /// Drops watch history up to the current revision, as etcd compaction does.

@@ -34,6 +34,8 @@ pub struct AppState {
     pub address: String,
     /// Request, watch and storage metrics, served on `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Signs (and verifies) ServiceAccount tokens.
+    pub tokens: Arc<crate::rest::token_request::TokenIssuer>,
 }
 
 /// The parsed target of a resource request.
@@ -432,6 +434,16 @@ async fn handle_inner(
                 return Err(not_acceptable());
             }
             api.create(&info, &ctx, &body).await?
+        }
+        (Method::POST, true)
+            if info.group.is_empty()
+                && info.resource == "serviceaccounts"
+                && ctx.subresource.as_deref() == Some("token") =>
+        {
+            if accept.is_none() {
+                return Err(not_acceptable());
+            }
+            api.create_token(&state.tokens, &info, &ctx, &body).await?
         }
         (Method::PUT, true) => api.update(&info, &ctx, &body).await?,
         (Method::PATCH, true) => api.patch(&info, &ctx, content_type, &body).await?,

@@ -19,6 +19,7 @@
 //! they still check everything else. `explain` reads the same documents.
 
 mod create;
+mod delete_cascade;
 mod discovery;
 mod get;
 mod typed_clients;
