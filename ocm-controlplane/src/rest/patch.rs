@@ -3,8 +3,9 @@
 
 use serde_json::{Value, json};
 
+use super::strategic;
 use super::{Api, Reply, RequestContext, decode, kinds};
-use crate::registry::{ResourceInfo, shapes};
+use crate::registry::{ResourceInfo, shapes, structure};
 use crate::status::ApiError;
 
 impl Api {
@@ -20,11 +21,12 @@ impl Api {
         let kind = content_type.split(';').next().unwrap_or_default().trim();
         enum P {
             Merge(Value),
+            Strategic(Value),
             Json(json_patch::Patch),
         }
         let patch = match kind {
             "application/merge-patch+json" => P::Merge(parse_patch(body)?),
-            "application/strategic-merge-patch+json" if !info.is_custom() => P::Merge(parse_patch(body)?),
+            "application/strategic-merge-patch+json" if !info.is_custom() => P::Strategic(parse_patch(body)?),
             "application/json-patch+json" => {
                 let v = parse_patch(body)?;
                 if !v.is_array() {
@@ -55,7 +57,7 @@ impl Api {
             }
         };
         let patch_rv = match &patch {
-            P::Merge(v) => v
+            P::Merge(v) | P::Strategic(v) => v
                 .pointer("/metadata/resourceVersion")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
@@ -71,6 +73,23 @@ impl Api {
                 let mut target = current.clone();
                 match &patch {
                     P::Merge(p) => json_patch::merge(&mut target, p),
+                    P::Strategic(p) => {
+                        let schema = structure::builtin_root(&info_c.group, &info_c.resource);
+                        let invalid = |detail: String| {
+                            let quoted = crate::gojson::quote(&strategic::go_print(p));
+                            ApiError::new(
+                                422,
+                                "Invalid",
+                                format!(" \"\" is invalid: patch: Invalid value: {quoted}: {detail}"),
+                            )
+                            .with_details(json!({"causes": [{"reason": "FieldValueInvalid",
+                                "message": format!("Invalid value: {quoted}: {detail}"), "field": "patch"}]}))
+                        };
+                        target = strategic::apply(current, p, schema).map_err(|e| invalid(e.to_string()))?;
+                        if let Some(go_type) = schema.and_then(|s| strategic::first_type_mismatch(&target, s)) {
+                            return Err(invalid(format!("unrecognized type: {go_type}")));
+                        }
+                    }
                     P::Json(p) => {
                         if apply_json_patch(&mut target, p).is_err() {
                             return Err(generic_invalid());
@@ -82,7 +101,7 @@ impl Api {
                 let shown = || {
                     let original = shapes::go_ordered(&info_c.group, &info_c.resource, current);
                     let go = match &patch {
-                        P::Merge(p) => go_merge(&original, p),
+                        P::Merge(p) | P::Strategic(p) => go_merge(&original, p),
                         P::Json(p) => go_json_patched(&patched, p),
                     };
                     crate::gojson::encode(&go)

@@ -10,4 +10,5 @@ mod kube_client;
 mod kube_runtime;
 mod kubectl;
 mod namespace_lifecycle;
+mod strategic_merge;
 mod token_request;

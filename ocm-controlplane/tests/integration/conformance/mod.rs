@@ -67,6 +67,7 @@ const EXPECTATIONS: &[(&str, Expectation)] = &[
     ("patch", Expectation::Report),
     ("patch/json-merge-patch", Expectation::MustPass),
     ("patch/json-patch", Expectation::MustPass),
+    ("patch/strategic-merge-deployment", Expectation::MustPass),
     ("lifecycle", Expectation::MustPass),
     ("security", Expectation::Report),
 ];

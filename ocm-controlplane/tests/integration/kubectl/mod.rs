@@ -18,6 +18,7 @@
 //! checks that; while it fails, the other tests pass `--validate=false` (and say so on stderr), so
 //! they still check everything else. `explain` reads the same documents.
 
+mod apply_client_side;
 mod create;
 mod delete_cascade;
 mod discovery;
