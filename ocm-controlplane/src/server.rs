@@ -10,13 +10,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::auth::UserInfo;
 use crate::http::{self, AppState};
 use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
 use crate::rest::Api;
 use crate::storage::{MemoryStorage, MemoryStorageOptions, Storage};
 use crate::tls::Credentials;
+use rustls::pki_types::CertificateDer;
 
 /// A failed start of the control plane.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +57,7 @@ pub struct ControlPlaneBuilder {
     history: usize,
     compaction: Option<std::time::Duration>,
     converters: crate::conversion::Converters,
+    anonymous_auth: bool,
 }
 
 /// How often the history is compacted by default (kube-apiserver's `--etcd-compaction-interval`).
@@ -76,6 +77,7 @@ impl ControlPlane {
             history: 20_000,
             compaction: Some(DEFAULT_COMPACTION_INTERVAL),
             converters: crate::conversion::Converters::ocm(),
+            anonymous_auth: true,
         }
     }
 }
@@ -121,6 +123,14 @@ impl ControlPlaneBuilder {
         self
     }
 
+    /// Whether requests without credentials are served as `system:anonymous` (kube-apiserver's
+    /// `--anonymous-auth`, default true; RBAC then grants them only what `system:unauthenticated`
+    /// is granted). When false, they get `401 Unauthorized`.
+    pub fn anonymous_auth(mut self, enabled: bool) -> Self {
+        self.anonymous_auth = enabled;
+        self
+    }
+
     /// Starts serving.
     pub async fn start(self) -> Result<ControlPlaneHandle, StartError> {
         let storage = MemoryStorage::open(MemoryStorageOptions {
@@ -163,19 +173,43 @@ impl ControlPlaneBuilder {
                 source,
             })?;
         }
-        let tls = credentials.server_config()?;
+        crate::authorization::bootstrap_policy::ensure(&api)
+            .await
+            .map_err(StartError::Bootstrap)?;
+        let authorizer = Arc::new(crate::authorization::Authorizer::new());
+        let rbac_rv = authorizer.load(storage.as_ref()).await?;
+        let certificates = Arc::new(credentials.client_certificates()?);
+        let security = http::access::Security {
+            authenticator: crate::auth::Authenticator::new(
+                storage.clone(),
+                certificates.clone(),
+                self.anonymous_auth,
+            ),
+            authorizer: authorizer.clone(),
+        };
+        let tls = credentials.server_config(&certificates)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let metrics = Arc::new(Metrics::new(storage.clone()));
         let state = Arc::new(AppState {
             api: api.clone(),
             address: format!("{host}:{}", local.port()),
             metrics,
+            security,
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = vec![
             tokio::spawn(crate::crd::run_controller(api.clone())),
             tokio::spawn(crate::controllers::namespace_defaults::run(api.clone())),
             tokio::spawn(crate::controllers::leader_lease::run(api.clone())),
+            tokio::spawn(authorizer.run(storage.clone(), rbac_rv)),
+            tokio::spawn(crate::controllers::csr_signing::run(
+                api.clone(),
+                crate::controllers::csr_signing::SigningCa {
+                    cert_pem: credentials.client_ca_pem.clone(),
+                    key_pem: credentials.client_ca_key_pem.clone(),
+                },
+            )),
+            tokio::spawn(crate::controllers::csr_signing::run_cleaner(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {
@@ -254,19 +288,17 @@ async fn serve_connection(
         _ = stopped(stop.clone()) => return,
     };
     let Ok(tls) = tls else { return };
-    let user = tls
+    let chain: Option<Arc<Vec<CertificateDer<'static>>>> = tls
         .get_ref()
         .1
         .peer_certificates()
-        .and_then(|certs| certs.first())
-        .and_then(|c| UserInfo::from_certificate(c.as_ref()))
-        .unwrap_or_else(UserInfo::anonymous);
+        .map(|certs| Arc::new(certs.iter().map(|c| c.clone().into_owned()).collect()));
     let service_stop = stop.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let state = state.clone();
-        let user = user.clone();
+        let chain = chain.clone();
         let stop = service_stop.clone();
-        async move { Ok::<_, std::convert::Infallible>(respond(state, user, stop, req).await) }
+        async move { Ok::<_, std::convert::Infallible>(respond(state, chain, stop, req).await) }
     });
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     let conn = builder.serve_connection(TokioIo::new(tls), service);
@@ -282,7 +314,7 @@ async fn serve_connection(
 /// Reads the body (up to the limit), handles the request and records its metrics.
 async fn respond(
     state: Arc<AppState>,
-    user: UserInfo,
+    chain: Option<Arc<Vec<CertificateDer<'static>>>>,
     stop: watch::Receiver<bool>,
     req: hyper::Request<Incoming>,
 ) -> hyper::Response<Body> {
@@ -302,17 +334,28 @@ async fn respond(
             .and_then(|v| v.to_str().ok()),
     );
     let resp = match axum::body::to_bytes(Body::new(body), http::MAX_BODY + 1).await {
-        Ok(bytes) => {
-            http::handle(
-                state.clone(),
-                user,
-                parts.method.clone(),
-                parts.uri.clone(),
-                parts.headers,
-                bytes,
-            )
+        Ok(bytes) => match state
+            .security
+            .authenticator
+            .authenticate(chain.as_deref().map(Vec::as_slice), &parts.headers)
             .await
-        }
+        {
+            Err(error) => {
+                tracing::debug!(%error, uri = %parts.uri, "unauthenticated request");
+                http::unauthorized_response()
+            }
+            Ok(identity) => {
+                http::handle(
+                    state.clone(),
+                    identity,
+                    parts.method.clone(),
+                    parts.uri.clone(),
+                    parts.headers,
+                    bytes,
+                )
+                .await
+            }
+        },
         Err(_) => {
             let e = crate::status::ApiError::new(
                 413,

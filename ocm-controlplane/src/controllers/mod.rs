@@ -8,6 +8,7 @@
 //!
 //! Namespace deletion and the garbage collector come with issue 5.
 
+pub mod csr_signing;
 pub mod leader_lease;
 pub mod namespace_defaults;
 

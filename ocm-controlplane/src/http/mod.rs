@@ -4,6 +4,7 @@
 //! (`/api/v1/namespaces/x` is a namespace, `/api/v1/namespaces/x/configmaps` a collection), so they
 //! are parsed here rather than by a router.
 
+pub mod access;
 pub mod discovery;
 pub mod openapi;
 pub mod protobuf;
@@ -16,7 +17,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri, header};
 use serde_json::{Value, json};
 
-use crate::auth::UserInfo;
+use crate::auth::Identity;
 use crate::registry::ResourceInfo;
 use crate::rest::list::ListOptions;
 use crate::rest::{Api, FieldValidation, Reply, RequestContext};
@@ -34,6 +35,8 @@ pub struct AppState {
     pub address: String,
     /// Request, watch and storage metrics, served on `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Authentication and authorization.
+    pub security: access::Security,
 }
 
 /// The parsed target of a resource request.
@@ -62,6 +65,11 @@ fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response<Body>
 
 fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.to_status(), &[])
+}
+
+/// kube-apiserver's `401 Unauthorized` response.
+pub fn unauthorized_response() -> Response<Body> {
+    error_response(&access::unauthorized())
 }
 
 fn text_response(code: u16, text: &'static str) -> Response<Body> {
@@ -220,13 +228,13 @@ fn parse_target(api: &Api, segments: &[&str]) -> Result<Option<Target>, ApiError
 /// The single request handler.
 pub async fn handle(
     state: Arc<AppState>,
-    user: UserInfo,
+    identity: Identity,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    match handle_inner(&state, user, &method, &uri, &headers, body).await {
+    match handle_inner(&state, identity, &method, &uri, &headers, body).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     }
@@ -234,7 +242,7 @@ pub async fn handle(
 
 async fn handle_inner(
     state: &AppState,
-    user: UserInfo,
+    identity: Identity,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -242,6 +250,12 @@ async fn handle_inner(
 ) -> Result<Response<Body>, ApiError> {
     let path = uri.path();
     let q = query_map(uri);
+    // Authorization comes before anything else (also before existence checks), as in kube.
+    let authorizer = &state.security.authorizer;
+    let attributes = access::attributes(method.as_str(), path, &q);
+    let identity = access::impersonate(authorizer, identity, headers)?;
+    access::authorize(authorizer, &identity.user, &attributes)?;
+    let user = identity.user.clone();
     let registry = &state.api.registry;
     match path {
         "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
@@ -327,6 +341,24 @@ async fn handle_inner(
         return Ok(text_response(404, "404 page not found\n"));
     };
     let info = target.info.clone();
+    if *method == Method::POST
+        && target.name.is_none()
+        && let Some(review) = crate::rest::reviews::Review::of(&info.group, &info.resource)
+    {
+        let manager = crate::fieldmanager::default_manager(
+            headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()),
+        );
+        let manager = q.get("fieldManager").cloned().unwrap_or(manager);
+        let answer = crate::rest::reviews::answer(
+            review,
+            authorizer,
+            &identity,
+            target.namespace.as_deref(),
+            &manager,
+            &body,
+        )?;
+        return Ok(json_response(201, &answer, &[]));
+    }
     if info.behavior.is_none() {
         return Err(ApiError::resource_not_found());
     }
@@ -393,6 +425,7 @@ async fn handle_inner(
         }
         _ => body,
     };
+    let body = access::admit(authorizer, &identity, &attributes, body)?;
     let reply: Reply = match (method.clone(), target.name.is_some()) {
         (Method::GET, false) if is_watch => {
             let lines = api.watch(&info, &ctx, &q).await?;
@@ -450,6 +483,7 @@ async fn handle_inner(
             ));
         }
     };
+    access::after_write(authorizer, &attributes, reply.code, &reply.body);
     render(&info, accept, &q, reply)
 }
 

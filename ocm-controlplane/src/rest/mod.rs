@@ -13,6 +13,7 @@ pub mod kinds;
 pub mod kinds_events;
 pub mod list;
 mod patch;
+pub mod reviews;
 mod update;
 pub mod watch;
 

@@ -84,7 +84,7 @@ const SKIPPED_STEPS: &[(&str, Option<usize>, &str)] = &[(
 
 /// Requirement tags the embedded TestEnv provides beyond `crds:ocm` and `namespaces:...`, which
 /// the harness sets up itself (`kcm`, `auth:x509`, `auth:bootstrap-token`, `compaction`).
-const TESTENV_CAPABILITIES: &[&str] = &["compaction"];
+const TESTENV_CAPABILITIES: &[&str] = &["compaction", "auth:x509", "auth:bootstrap-token"];
 
 /// How often a TestEnv compacts for scenarios that require `compaction` (the recording's server
 /// compacted every 20 s; a shorter interval keeps the replay fast, the semantics are the same).
