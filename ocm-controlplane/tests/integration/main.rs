@@ -8,3 +8,4 @@ mod durability;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;
+mod security_rbac;

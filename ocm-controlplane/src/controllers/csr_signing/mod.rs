@@ -12,6 +12,7 @@
 //! Cleanup runs hourly: approved, denied and failed CSRs older than an hour, pending ones older
 //! than a day and issued ones whose certificate expired are deleted.
 
+pub mod certificate;
 pub mod request;
 
 use std::time::Duration;
@@ -148,46 +149,15 @@ pub fn sign(csr: &Value, ca: &SigningCa, now_unix: u64) -> Result<String, SignEr
         .map(|s| Duration::from_secs(s).max(MIN_DURATION))
         .unwrap_or(DEFAULT_DURATION)
         .min(DEFAULT_DURATION);
-    let sign_err = |e: rcgen::Error| SignError::Sign(e.to_string());
-    let der = rustls::pki_types::CertificateSigningRequestDer::from(parsed.der);
-    let mut params = rcgen::CertificateSigningRequestParams::from_der(&der).map_err(sign_err)?;
-    let epoch = rcgen::date_time_ymd(1970, 1, 1);
-    let not_before = epoch + Duration::from_secs(now_unix.saturating_sub(BACKDATE.as_secs()));
-    let mut not_after = epoch + Duration::from_secs(now_unix) + duration;
-    if let Ok((_, ca_cert)) = x509_parser::pem::parse_x509_pem(ca.cert_pem.as_bytes())
-        && let Ok(ca_parsed) = ca_cert.parse_x509()
-    {
-        let ca_end = epoch + Duration::from_secs(ca_parsed.validity().not_after.timestamp().max(0) as u64);
-        not_after = not_after.min(ca_end);
-    }
-    params.params.not_before = not_before;
-    params.params.not_after = not_after;
-    params.params.is_ca = rcgen::IsCa::ExplicitNoCa;
-    params.params.subject_alt_names.clear();
-    params.params.key_usages = usages
-        .iter()
-        .filter_map(|u| match u.as_str() {
-            "digital signature" => Some(rcgen::KeyUsagePurpose::DigitalSignature),
-            "key encipherment" => Some(rcgen::KeyUsagePurpose::KeyEncipherment),
-            _ => None,
-        })
-        .collect();
-    params.params.extended_key_usages = usages
-        .iter()
-        .filter_map(|u| match u.as_str() {
-            "client auth" => Some(rcgen::ExtendedKeyUsagePurpose::ClientAuth),
-            "server auth" => Some(rcgen::ExtendedKeyUsagePurpose::ServerAuth),
-            _ => None,
-        })
-        .collect();
-    let mut serial = [0u8; 16];
-    rand::fill(&mut serial);
-    serial[0] &= 0x7f;
-    params.params.serial_number = Some(rcgen::SerialNumber::from_slice(&serial));
-    let key = rcgen::KeyPair::from_pem(&ca.key_pem).map_err(sign_err)?;
-    let issuer = rcgen::Issuer::from_ca_cert_pem(&ca.cert_pem, key).map_err(sign_err)?;
-    let cert = params.signed_by(&issuer).map_err(sign_err)?;
-    Ok(cert.pem())
+    let now = i64::try_from(now_unix).unwrap_or(i64::MAX);
+    certificate::issue(&certificate::Issue {
+        request_der: &parsed.der,
+        ca_cert_pem: &ca.cert_pem,
+        ca_key_pem: &ca.key_pem,
+        not_before: now - certificate::secs(BACKDATE),
+        not_after: now.saturating_add(certificate::secs(duration)),
+        usages: &usages,
+    })
 }
 
 fn now_unix() -> u64 {

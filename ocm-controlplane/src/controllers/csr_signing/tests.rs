@@ -11,10 +11,14 @@ fn ca() -> SigningCa {
 fn csr(cn: &str, orgs: &[&str], signer: &str, usages: &[&str], conditions: Value) -> Value {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     params.distinguished_name.push(rcgen::DnType::CommonName, cn);
-    for o in orgs {
-        params
-            .distinguished_name
-            .push(rcgen::DnType::OrganizationName, *o);
+    // rcgen keeps one value per attribute type: a second organization goes in under its OID.
+    for (i, o) in orgs.iter().enumerate() {
+        let ty = if i == 0 {
+            rcgen::DnType::OrganizationName
+        } else {
+            rcgen::DnType::CustomDnType(vec![2, 5, 4, 10])
+        };
+        params.distinguished_name.push(ty, *o);
     }
     let key = rcgen::KeyPair::generate().unwrap();
     let pem = params.serialize_request(&key).unwrap().pem().unwrap();

@@ -1,0 +1,287 @@
+//! Security: users with client certificates issued through the CSR API are authorized by RBAC
+//! (a Role in namespace a allows ConfigMaps there, 403 with kube-apiserver's body elsewhere), a
+//! Denied CSR is never signed, and bootstrap tokens authenticate until their Secret is deleted.
+
+use std::time::Duration;
+
+use base64::Engine;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use ocm_controlplane::TestEnv;
+use serde_json::{Value, json};
+
+const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+
+async fn send(client: &kube::Client, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let request = hyper::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(kube::client::Body::from(
+            body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+        ))
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect_bytes().await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+async fn config(env: &TestEnv) -> kube::Config {
+    let kubeconfig = Kubeconfig::read_from(env.kubeconfig_path()).unwrap();
+    kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap()
+}
+
+fn csr_for(user: &str, groups: &[&str]) -> (String, String) {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name.push(rcgen::DnType::CommonName, user);
+    // rcgen keeps one value per attribute type: a second organization goes in under its OID.
+    for (i, o) in groups.iter().enumerate() {
+        let ty = if i == 0 {
+            rcgen::DnType::OrganizationName
+        } else {
+            rcgen::DnType::CustomDnType(vec![2, 5, 4, 10])
+        };
+        params.distinguished_name.push(ty, *o);
+    }
+    let key = rcgen::KeyPair::generate().unwrap();
+    (
+        params.serialize_request(&key).unwrap().pem().unwrap(),
+        key.serialize_pem(),
+    )
+}
+
+/// Creates a CSR for `user` as admin, approves (or denies) it and returns it after the signer's turn.
+async fn issue(
+    admin: &kube::Client,
+    name: &str,
+    user: &str,
+    groups: &[&str],
+    approve: bool,
+) -> (Value, String) {
+    let (request, key) = csr_for(user, groups);
+    let csr = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": name}, "spec": {"request": base64::engine::general_purpose::STANDARD.encode(request),
+        "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"], "expirationSeconds": 3600}});
+    let (code, mut created) = send(admin, "POST", CSRS, Some(&csr)).await;
+    assert_eq!(code, 201, "{created}");
+    let kind = if approve { "Approved" } else { "Denied" };
+    created["status"] =
+        json!({"conditions": [{"type": kind, "status": "True", "reason": "Test", "message": "test"}]});
+    let (code, body) = send(admin, "PUT", &format!("{CSRS}/{name}/approval"), Some(&created)).await;
+    assert_eq!(code, 200, "{body}");
+    let wait = if approve { 20 } else { 2 };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
+    loop {
+        let (_, current) = send(admin, "GET", &format!("{CSRS}/{name}"), None).await;
+        if current.pointer("/status/certificate").is_some() || tokio::time::Instant::now() > deadline {
+            return (current, key);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn client_with_cert(env: &TestEnv, cert_b64: &str, key: &str) -> kube::Client {
+    let mut config = config(env).await;
+    config.auth_info = serde_json::from_value(json!({
+        "client-certificate-data": cert_b64,
+        "client-key-data": base64::engine::general_purpose::STANDARD.encode(key),
+    }))
+    .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// Polls until `path` answers `want` (RBAC changes take effect moments after they are written).
+async fn eventually(client: &kube::Client, path: &str, want: u16) -> (u16, Value) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = send(client, "GET", path, None).await;
+        if answer.0 == want || tokio::time::Instant::now() > deadline {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_role_in_one_namespace_allows_configmaps_there_only() {
+    let env = TestEnv::start().await.unwrap();
+    let admin = env.client().await.unwrap();
+    let id = std::process::id();
+    let (a, b, user) = (
+        format!("sec-a-{id}"),
+        format!("sec-b-{id}"),
+        format!("alice-{id}"),
+    );
+    for ns in [&a, &b] {
+        let (code, _) = send(
+            &admin,
+            "POST",
+            "/api/v1/namespaces",
+            Some(&json!({"metadata": {"name": ns}})),
+        )
+        .await;
+        assert_eq!(code, 201);
+        let cm = json!({"metadata": {"name": "data"}, "data": {"k": "v"}});
+        assert_eq!(
+            send(
+                &admin,
+                "POST",
+                &format!("/api/v1/namespaces/{ns}/configmaps"),
+                Some(&cm)
+            )
+            .await
+            .0,
+            201
+        );
+    }
+    let role = json!({"metadata": {"name": "cm-reader"}, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]});
+    assert_eq!(
+        send(
+            &admin,
+            "POST",
+            &format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{a}/roles"),
+            Some(&role)
+        )
+        .await
+        .0,
+        201
+    );
+    let binding = json!({"metadata": {"name": "reads"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-reader"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
+    assert_eq!(
+        send(
+            &admin,
+            "POST",
+            &format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{a}/rolebindings"),
+            Some(&binding)
+        )
+        .await
+        .0,
+        201
+    );
+
+    let (csr, key) = issue(&admin, &format!("sec-csr-{id}"), &user, &["devs", "ops"], true).await;
+    let cert = csr
+        .pointer("/status/certificate")
+        .and_then(Value::as_str)
+        .expect("signed");
+    let alice = client_with_cert(&env, cert, &key).await;
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let (code, me) = send(
+        &alice,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        Some(&review),
+    )
+    .await;
+    assert_eq!(code, 201, "{me}");
+    assert_eq!(me.pointer("/status/userInfo/username"), Some(&json!(user)));
+    assert_eq!(
+        me.pointer("/status/userInfo/groups"),
+        Some(&json!(["devs", "ops", "system:authenticated"]))
+    );
+    let (code, body) = eventually(&alice, &format!("/api/v1/namespaces/{a}/configmaps/data"), 200).await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = send(
+        &alice,
+        "GET",
+        &format!("/api/v1/namespaces/{b}/configmaps/data"),
+        None,
+    )
+    .await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("configmaps \"data\" is forbidden: User \"{user}\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"{b}\""),
+        "reason": "Forbidden", "details": {"name": "data", "kind": "configmaps"}, "code": 403})
+    );
+    // Escalation: alice may not bind herself to cluster-admin.
+    let escalate = json!({"metadata": {"name": "mine"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
+    let (code, _) = send(
+        &alice,
+        "POST",
+        &format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{a}/rolebindings"),
+        Some(&escalate),
+    )
+    .await;
+    assert_eq!(code, 403);
+    // Nor approve CSRs.
+    let (denied, _) = issue(&admin, &format!("sec-denied-{id}"), "mallory", &[], false).await;
+    assert!(
+        denied.pointer("/status/certificate").is_none(),
+        "a Denied CSR is never signed"
+    );
+
+    for ns in [&a, &b] {
+        send(&admin, "DELETE", &format!("/api/v1/namespaces/{ns}"), None).await;
+    }
+    for name in [format!("sec-csr-{id}"), format!("sec-denied-{id}")] {
+        send(&admin, "DELETE", &format!("{CSRS}/{name}"), None).await;
+    }
+}
+
+#[tokio::test]
+async fn bootstrap_tokens_authenticate_until_their_secret_is_deleted() {
+    let env = TestEnv::start().await.unwrap();
+    let admin = env.client().await.unwrap();
+    let id: String = format!("{:06x}", std::process::id() % 0xffffff)
+        .chars()
+        .take(6)
+        .collect();
+    let secret = json!({"metadata": {"name": format!("bootstrap-token-{id}")}, "type": "bootstrap.kubernetes.io/token",
+        "stringData": {"token-id": id, "token-secret": "0123456789abcdef", "usage-bootstrap-authentication": "true",
+        "expiration": "2099-01-01T00:00:00Z"}});
+    assert_eq!(
+        send(
+            &admin,
+            "POST",
+            "/api/v1/namespaces/kube-system/secrets",
+            Some(&secret)
+        )
+        .await
+        .0,
+        201
+    );
+    let mut config = config(&env).await;
+    config.auth_info = serde_json::from_value(json!({"token": format!("{id}.0123456789abcdef")})).unwrap();
+    let bootstrap = kube::Client::try_from(config).unwrap();
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let (code, body) = send(
+        &bootstrap,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        Some(&review),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(
+        body.pointer("/status/userInfo/username"),
+        Some(&json!(format!("system:bootstrap:{id}")))
+    );
+    assert_eq!(
+        send(&bootstrap, "GET", "/api/v1/namespaces/default/configmaps", None)
+            .await
+            .0,
+        403
+    );
+    send(
+        &admin,
+        "DELETE",
+        &format!("/api/v1/namespaces/kube-system/secrets/bootstrap-token-{id}"),
+        None,
+    )
+    .await;
+    let (code, body) = send(
+        &bootstrap,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        Some(&review),
+    )
+    .await;
+    assert_eq!(code, 401, "{body}");
+    assert_eq!(body["message"], "Unauthorized");
+}
