@@ -47,7 +47,7 @@ pub fn parse(token: &str) -> Option<(&str, &str)> {
     (valid(id, 6) && valid(secret, 16)).then_some((id, secret))
 }
 
-fn data<'v>(secret: &'v Value, key: &str) -> Option<String> {
+fn data(secret: &Value, key: &str) -> Option<String> {
     let encoded = secret.pointer(&format!("/data/{key}"))?.as_str()?;
     let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
     String::from_utf8(bytes).ok()

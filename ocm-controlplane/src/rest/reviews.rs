@@ -38,7 +38,7 @@ impl Review {
     }
 }
 
-fn s<'v>(v: &'v Value, key: &str) -> String {
+fn s(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
