@@ -6,7 +6,10 @@
 //! The data file `bootstrap_policy.json` is a subset of Kubernetes' RBAC bootstrap policy as its
 //! test data records it (kubernetes/kubernetes,
 //! `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml` and
-//! `cluster-role-bindings.yaml`, v1.36): the roles an OCM hub and its clients use. Objects are
+//! `cluster-role-bindings.yaml`, v1.36): the roles an OCM hub and its clients use, plus
+//! `system:openshift:public-info-viewer` (`get` on `/.well-known` and `/.well-known/*` for
+//! everyone), which the recorded conformance server (OpenShift's kube-apiserver build) has and
+//! its SelfSubjectRulesReview answers list. Objects are
 //! created at start when missing and never overwritten (kube's `autoupdate` reconciliation is not
 //! done).
 
