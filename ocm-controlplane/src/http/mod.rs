@@ -349,6 +349,15 @@ async fn handle_inner(
             headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()),
         );
         let manager = q.get("fieldManager").cloned().unwrap_or(manager);
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json");
+        let body = if protobuf::is_protobuf(content_type) {
+            Bytes::from(protobuf::object_body_to_json(&info, &body)?)
+        } else {
+            body
+        };
         let answer = crate::rest::reviews::answer(
             review,
             authorizer,

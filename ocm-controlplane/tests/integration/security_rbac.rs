@@ -198,6 +198,23 @@ async fn a_role_in_one_namespace_allows_configmaps_there_only() {
         "message": format!("configmaps \"data\" is forbidden: User \"{user}\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"{b}\""),
         "reason": "Forbidden", "details": {"name": "data", "kind": "configmaps"}, "code": 403})
     );
+    // alice may not impersonate anyone.
+    let mut config = config(&env).await;
+    config.auth_info = serde_json::from_value(json!({
+        "client-certificate-data": cert,
+        "client-key-data": base64::engine::general_purpose::STANDARD.encode(&key),
+        "as": "admin",
+    }))
+    .unwrap();
+    let impersonating = kube::Client::try_from(config).unwrap();
+    let (code, body) = send(
+        &impersonating,
+        "GET",
+        &format!("/api/v1/namespaces/{a}/configmaps"),
+        None,
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
     // Escalation: alice may not bind herself to cluster-admin.
     let escalate = json!({"metadata": {"name": "mine"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});

@@ -18,6 +18,7 @@
 //! checks that; while it fails, the other tests pass `--validate=false` (and say so on stderr), so
 //! they still check everything else. `explain` reads the same documents.
 
+mod auth;
 mod create;
 mod discovery;
 mod get;
