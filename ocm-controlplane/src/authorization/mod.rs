@@ -11,6 +11,9 @@ pub mod escalation;
 pub mod rbac;
 pub mod request;
 
+#[cfg(test)]
+mod rbac_model_tests;
+
 pub use authorizer::Authorizer;
 
 use crate::auth::UserInfo;

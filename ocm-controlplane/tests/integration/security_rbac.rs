@@ -7,6 +7,7 @@ use std::time::Duration;
 use base64::Engine;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use ocm_controlplane::TestEnv;
+use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 
 const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
@@ -301,4 +302,88 @@ async fn bootstrap_tokens_authenticate_until_their_secret_is_deleted() {
     .await;
     assert_eq!(code, 401, "{body}");
     assert_eq!(body["message"], "Unauthorized");
+}
+
+#[tokio::test]
+async fn expired_certificates_are_rejected_with_401() {
+    let env = TestEnv::start().await.unwrap();
+    let Some(control_plane) = env.control_plane() else {
+        eprintln!("skipping expired_certificates_are_rejected_with_401: needs the embedded client CA");
+        return;
+    };
+    let credentials = control_plane.credentials();
+    let (request, key) = csr_for("expired-user", &["devs"]);
+    let der = rustls::pki_types::CertificateSigningRequestDer::from_pem_slice(request.as_bytes()).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    let usages = vec!["client auth".to_string()];
+    let issue = |not_before: i64, not_after: i64| {
+        ocm_controlplane::controllers::csr_signing::certificate::issue(
+            &ocm_controlplane::controllers::csr_signing::certificate::Issue {
+                request_der: der.as_ref(),
+                ca_cert_pem: &credentials.client_ca_pem,
+                ca_key_pem: &credentials.client_ca_key_pem,
+                not_before,
+                not_after,
+                usages: &usages,
+            },
+        )
+        .unwrap()
+    };
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let b64 = |pem: String| base64::engine::general_purpose::STANDARD.encode(pem);
+    let valid = client_with_cert(&env, &b64(issue(now - 60, now + 3600)), &key).await;
+    let (code, body) = send(&valid, "POST", path, Some(&review)).await;
+    assert_eq!(
+        (code, body.pointer("/status/userInfo/username")),
+        (201, Some(&json!("expired-user")))
+    );
+    for (label, not_before, not_after) in [
+        ("expired", now - 7200, now - 3600),
+        ("not yet valid", now + 3600, now + 7200),
+    ] {
+        let client = client_with_cert(&env, &b64(issue(not_before, not_after)), &key).await;
+        let (code, body) = send(&client, "POST", path, Some(&review)).await;
+        assert_eq!(code, 401, "{label}: {body}");
+        assert_eq!(
+            body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
+        );
+    }
+}
+
+#[tokio::test]
+async fn anonymous_requests_get_public_info_only_or_401_when_disabled() {
+    let env = TestEnv::start().await.unwrap();
+    let mut open_config = config(&env).await;
+    open_config.auth_info = kube::config::AuthInfo::default();
+    let anonymous = kube::Client::try_from(open_config).unwrap();
+    let version = anonymous
+        .send(
+            hyper::http::Request::get("/version")
+                .body(kube::client::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(version.status().as_u16(), 200);
+    let (code, body) = send(&anonymous, "GET", "/api", None).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "forbidden: User \"system:anonymous\" cannot get path \"/api\""
+    );
+    if env.control_plane().is_none() {
+        return;
+    }
+    let closed = TestEnv::start_with(ocm_controlplane::ControlPlane::builder().anonymous_auth(false))
+        .await
+        .unwrap();
+    let mut closed_config = config(&closed).await;
+    closed_config.auth_info = kube::config::AuthInfo::default();
+    let anonymous = kube::Client::try_from(closed_config).unwrap();
+    let (code, body) = send(&anonymous, "GET", "/version", None).await;
+    assert_eq!(code, 401, "{body}");
+    assert_eq!(body["reason"], "Unauthorized");
 }
