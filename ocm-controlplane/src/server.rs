@@ -437,6 +437,46 @@ impl ControlPlaneHandle {
         &self.kubeconfig
     }
 
+    /// A kubeconfig for `user` in `groups`, with a certificate from the client CA valid for
+    /// `validity`.
+    ///
+    /// # Errors
+    /// Creating the certificate failed.
+    pub fn kubeconfig_for(
+        &self,
+        user: &str,
+        groups: &[&str],
+        validity: std::time::Duration,
+    ) -> Result<String, crate::controllers::csr_signing::SignError> {
+        let (cert, key) =
+            crate::auth::kubeconfig::issue_client_certificate(&self.credentials, user, groups, validity)?;
+        Ok(crate::auth::kubeconfig::with_certificate(
+            &self.url,
+            &self.credentials.ca_pem,
+            user,
+            &cert,
+            &key,
+        ))
+    }
+
+    /// A kubeconfig with a new bootstrap token valid for `ttl`, whose user may do what an OCM hub
+    /// grants joining clusters (see [`crate::auth::kubeconfig`]).
+    ///
+    /// # Errors
+    /// Creating the RBAC objects or the token Secret failed.
+    pub async fn bootstrap_kubeconfig(
+        &self,
+        ttl: std::time::Duration,
+    ) -> Result<String, crate::status::ApiError> {
+        let token = crate::auth::kubeconfig::create_bootstrap_token(&self.api, ttl).await?;
+        Ok(crate::auth::kubeconfig::with_token(
+            &self.url,
+            &self.credentials.ca_pem,
+            "bootstrap",
+            &token,
+        ))
+    }
+
     /// The REST layer (for in-process controllers and tests).
     pub fn api(&self) -> &Api {
         &self.api

@@ -12,6 +12,7 @@
 
 pub mod bootstrap_token;
 pub mod client_cert;
+pub mod kubeconfig;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -387,3 +387,80 @@ async fn anonymous_requests_get_public_info_only_or_401_when_disabled() {
     assert_eq!(code, 401, "{body}");
     assert_eq!(body["reason"], "Unauthorized");
 }
+
+#[tokio::test]
+async fn kubeconfig_helpers_give_working_identities() {
+    let env = TestEnv::start().await.unwrap();
+    let Some(control_plane) = env.control_plane() else {
+        eprintln!("skipping kubeconfig_helpers_give_working_identities: embedded helpers only");
+        return;
+    };
+    let client_of = |yaml: String| async move {
+        let kubeconfig = Kubeconfig::from_yaml(&yaml).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    };
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let agent = client_of(
+        control_plane
+            .kubeconfig_for("agent", &["g1", "g2"], Duration::from_secs(600))
+            .unwrap(),
+    )
+    .await;
+    let (code, me) = send(&agent, "POST", path, Some(&review)).await;
+    assert_eq!(code, 201, "{me}");
+    assert_eq!(
+        me.pointer("/status/userInfo/groups"),
+        Some(&json!(["g1", "g2", "system:authenticated"]))
+    );
+
+    let bootstrap = client_of(
+        control_plane
+            .bootstrap_kubeconfig(Duration::from_secs(600))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let (code, me) = send(&bootstrap, "POST", path, Some(&review)).await;
+    assert_eq!(code, 201, "{me}");
+    assert_eq!(
+        me.pointer("/status/userInfo/groups"),
+        Some(&json!([
+            "system:bootstrappers",
+            "system:bootstrappers:managedcluster",
+            "system:authenticated"
+        ]))
+    );
+    let (request, _) = csr_for(
+        "system:open-cluster-management:c1:agent",
+        &["system:open-cluster-management:c1"],
+    );
+    let csr = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"generateName": "c1-"}, "spec": {"request": base64::engine::general_purpose::STANDARD.encode(request),
+        "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"]}});
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let (code, created) = loop {
+        let answer = send(&bootstrap, "POST", CSRS, Some(&csr)).await;
+        if answer.0 != 403 || tokio::time::Instant::now() > deadline {
+            break answer;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(code, 201, "{created}");
+    assert!(
+        created
+            .pointer("/spec/username")
+            .and_then(Value::as_str)
+            .unwrap()
+            .starts_with("system:bootstrap:")
+    );
+    assert_eq!(
+        send(&bootstrap, "GET", "/api/v1/namespaces/default/secrets", None)
+            .await
+            .0,
+        403
+    );
+}

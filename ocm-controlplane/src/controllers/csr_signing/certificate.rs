@@ -10,6 +10,26 @@ use x509_parser::prelude::{FromDer, ParsedExtension, X509Certificate, X509Certif
 
 use super::SignError;
 
+/// A DER tag-length-value.
+pub fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+    tlv(tag, content)
+}
+
+/// A DER SEQUENCE of encoded parts.
+pub fn der_seq(parts: &[Vec<u8>]) -> Vec<u8> {
+    seq(parts)
+}
+
+/// A DER SET of encoded parts.
+pub fn der_set(parts: &[Vec<u8>]) -> Vec<u8> {
+    tlv(0x31, &parts.concat())
+}
+
+/// A DER OBJECT IDENTIFIER.
+pub fn der_oid(arcs: &[u64]) -> Vec<u8> {
+    oid(arcs)
+}
+
 fn tlv(tag: u8, content: &[u8]) -> Vec<u8> {
     let mut out = vec![tag];
     let len = content.len();
@@ -104,8 +124,13 @@ pub struct Issue<'a> {
     pub usages: &'a [String],
 }
 
-/// Issues the certificate (PEM).
+/// Issues the certificate (PEM) with the request's subject.
 pub fn issue(issue: &Issue<'_>) -> Result<String, SignError> {
+    issue_with_subject(issue, None)
+}
+
+/// Issues the certificate (PEM), with `subject` (a DER Name) instead of the request's if given.
+pub fn issue_with_subject(issue: &Issue<'_>, subject: Option<&[u8]>) -> Result<String, SignError> {
     let sign_err = |e: String| SignError::Sign(e);
     let (_, request) =
         X509CertificationRequest::from_der(issue.request_der).map_err(|e| sign_err(e.to_string()))?;
@@ -159,7 +184,7 @@ pub fn issue(issue: &Issue<'_>) -> Result<String, SignError> {
         algorithm.clone(),
         ca.tbs_certificate.subject.as_raw().to_vec(),
         seq(&[time(issue.not_before), time(not_after)]),
-        info.subject.as_raw().to_vec(),
+        subject.unwrap_or(info.subject.as_raw()).to_vec(),
         info.subject_pki.raw.to_vec(),
         tlv(0xa3, &seq(&extensions)),
     ]);
