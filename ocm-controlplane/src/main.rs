@@ -70,6 +70,10 @@ struct ServeArgs {
     /// `--anonymous-auth`); `--anonymous-auth=false` answers them 401 Unauthorized.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
+
+    /// Append one JSON line per request (user, verb, resource, status) to this file.
+    #[arg(long, value_name = "FILE")]
+    audit_log_path: Option<PathBuf>,
 }
 
 fn init_logging(level: Option<&str>) -> Result<(), String> {
@@ -126,6 +130,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .port(args.port)
         .history_capacity(args.history_capacity)
         .anonymous_auth(args.anonymous_auth)
+        .audit_log(args.audit_log_path.as_deref().map(absolute))
         .start()
         .await
         .map_err(|e| e.to_string())?;

@@ -38,6 +38,14 @@ pub enum StartError {
     /// Creating the built-in namespaces failed.
     #[error("creating the built-in namespaces: {0}")]
     Bootstrap(crate::status::ApiError),
+    /// Opening the audit log failed.
+    #[error("opening the audit log {path}: {source}")]
+    OpenAuditLog {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// Writing the kubeconfig failed.
     #[error("writing {path}: {source}")]
     WriteKubeconfig {
@@ -58,6 +66,7 @@ pub struct ControlPlaneBuilder {
     compaction: Option<std::time::Duration>,
     converters: crate::conversion::Converters,
     anonymous_auth: bool,
+    audit_log: Option<PathBuf>,
 }
 
 /// How often the history is compacted by default (kube-apiserver's `--etcd-compaction-interval`).
@@ -78,6 +87,7 @@ impl ControlPlane {
             compaction: Some(DEFAULT_COMPACTION_INTERVAL),
             converters: crate::conversion::Converters::ocm(),
             anonymous_auth: true,
+            audit_log: None,
         }
     }
 }
@@ -128,6 +138,13 @@ impl ControlPlaneBuilder {
     /// is granted). When false, they get `401 Unauthorized`.
     pub fn anonymous_auth(mut self, enabled: bool) -> Self {
         self.anonymous_auth = enabled;
+        self
+    }
+
+    /// Writes one JSON line per request to this file (kube-apiserver's `--audit-log-path`; see
+    /// [`crate::http::audit`]).
+    pub fn audit_log(mut self, path: Option<PathBuf>) -> Self {
+        self.audit_log = path;
         self
     }
 
@@ -188,6 +205,15 @@ impl ControlPlaneBuilder {
             authorizer: authorizer.clone(),
         };
         let tls = credentials.server_config(&certificates)?;
+        let audit = match &self.audit_log {
+            Some(path) => Some(Arc::new(http::audit::AuditLog::open(path).map_err(|source| {
+                StartError::OpenAuditLog {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?)),
+            None => None,
+        };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let metrics = Arc::new(Metrics::new(storage.clone()));
         let state = Arc::new(AppState {
@@ -195,6 +221,7 @@ impl ControlPlaneBuilder {
             address: format!("{host}:{}", local.port()),
             metrics,
             security,
+            audit,
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = vec![
@@ -333,6 +360,7 @@ async fn respond(
             .get(hyper::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok()),
     );
+    let mut audited: Option<Option<crate::auth::Identity>> = None;
     let resp = match axum::body::to_bytes(Body::new(body), http::MAX_BODY + 1).await {
         Ok(bytes) => match state
             .security
@@ -342,9 +370,11 @@ async fn respond(
         {
             Err(error) => {
                 tracing::debug!(%error, uri = %parts.uri, "unauthenticated request");
+                audited = Some(None);
                 http::unauthorized_response()
             }
             Ok(identity) => {
+                audited = Some(Some(identity.clone()));
                 http::handle(
                     state.clone(),
                     identity,
@@ -373,6 +403,18 @@ async fn respond(
     };
     let code = resp.status().as_u16();
     state.metrics.observe(&labels, code, started.elapsed());
+    if let (Some(audit), Some(identity)) = (&state.audit, &audited) {
+        let query = http::query_map(&parts.uri);
+        let attributes =
+            crate::authorization::request::attributes(parts.method.as_str(), parts.uri.path(), &query);
+        audit.record(
+            identity.as_ref(),
+            parts.method.as_str(),
+            parts.uri.path(),
+            &attributes,
+            code,
+        );
+    }
     tracing::debug!(
         method = %parts.method,
         uri = %parts.uri,

@@ -5,6 +5,7 @@
 //! are parsed here rather than by a router.
 
 pub mod access;
+pub mod audit;
 pub mod discovery;
 pub mod openapi;
 pub mod protobuf;
@@ -37,6 +38,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Authentication and authorization.
     pub security: access::Security,
+    /// The audit log, if enabled.
+    pub audit: Option<Arc<audit::AuditLog>>,
 }
 
 /// The parsed target of a resource request.
@@ -82,7 +85,7 @@ fn text_response(code: u16, text: &'static str) -> Response<Body> {
     r
 }
 
-fn query_map(uri: &Uri) -> HashMap<String, String> {
+pub(crate) fn query_map(uri: &Uri) -> HashMap<String, String> {
     let mut out = HashMap::new();
     if let Some(q) = uri.query() {
         for (k, v) in form_pairs(q) {
