@@ -361,6 +361,42 @@ pub fn admit(
     Ok(body)
 }
 
+/// Whether a PATCH needs [`admit_patched`]: RBAC objects patched by someone outside
+/// `system:masters`.
+pub fn patch_needs_admission(identity: &Identity, attributes: &Attributes) -> bool {
+    !identity.user.in_group(crate::authorization::SYSTEM_MASTERS)
+        && matches!(
+            target_parts(attributes),
+            Some((
+                _,
+                "rbac.authorization.k8s.io",
+                "roles" | "clusterroles" | "rolebindings" | "clusterrolebindings",
+                "",
+                _
+            ))
+        )
+}
+
+/// The admission checks of an update, on the object a PATCH produces (computed by a dry run).
+pub fn admit_patched(
+    authorizer: &Authorizer,
+    identity: &Identity,
+    attributes: &Attributes,
+    patched: &Value,
+) -> Result<(), ApiError> {
+    let update = Attributes {
+        verb: "update".into(),
+        target: attributes.target.clone(),
+    };
+    admit(
+        authorizer,
+        identity,
+        &update,
+        axum::body::Bytes::from(patched.to_string()),
+    )
+    .map(|_| ())
+}
+
 /// After a successful write of an RBAC object, applies it to the authorizer at once (the
 /// informer applies it too, moments later).
 pub fn after_write(authorizer: &Authorizer, attributes: &Attributes, code: u16, reply: &Value) {

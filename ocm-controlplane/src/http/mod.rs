@@ -479,7 +479,18 @@ async fn handle_inner(
             api.create(&info, &ctx, &body).await?
         }
         (Method::PUT, true) => api.update(&info, &ctx, &body).await?,
-        (Method::PATCH, true) => api.patch(&info, &ctx, content_type, &body).await?,
+        (Method::PATCH, true) => {
+            if access::patch_needs_admission(&identity, &attributes) {
+                // The admission checks see the patched object, as they do in kube.
+                let preview_ctx = RequestContext {
+                    dry_run: true,
+                    ..ctx.clone()
+                };
+                let preview = api.patch(&info, &preview_ctx, content_type, &body).await?;
+                access::admit_patched(authorizer, &identity, &attributes, &preview.body)?;
+            }
+            api.patch(&info, &ctx, content_type, &body).await?
+        }
         (Method::DELETE, true) => {
             api.delete(&info, &ctx, &delete_options(&body, protobuf_body, &q)?)
                 .await?

@@ -27,6 +27,19 @@ async fn send(client: &kube::Client, method: &str, path: &str, body: Option<&Val
     (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
+async fn send_patch(client: &kube::Client, path: &str, body: &Value) -> (u16, Value) {
+    let request = hyper::http::Request::builder()
+        .method("PATCH")
+        .uri(path)
+        .header("content-type", "application/merge-patch+json")
+        .body(kube::client::Body::from(body.to_string().into_bytes()))
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect_bytes().await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
 async fn config(env: &TestEnv) -> kube::Config {
     let kubeconfig = Kubeconfig::read_from(env.kubeconfig_path()).unwrap();
     kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
@@ -137,7 +150,9 @@ async fn a_role_in_one_namespace_allows_configmaps_there_only() {
             201
         );
     }
-    let role = json!({"metadata": {"name": "cm-reader"}, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]});
+    let role = json!({"metadata": {"name": "cm-reader"}, "rules": [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["get", "patch"]}]});
     assert_eq!(
         send(
             &admin,
@@ -216,6 +231,28 @@ async fn a_role_in_one_namespace_allows_configmaps_there_only() {
     )
     .await;
     assert_eq!(code, 403, "{body}");
+    // Escalation through a patch of her own Role: refused; a patch within her rights is not.
+    let role_path = format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{a}/roles/cm-reader");
+    let grow = json!({"rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["get", "patch"]}]});
+    let (code, body) = send_patch(&alice, &role_path, &grow).await;
+    assert_eq!(code, 403, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("is attempting to grant RBAC permissions not currently held"),
+        "{message}"
+    );
+    assert!(
+        message.contains(r#"{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}"#),
+        "{message}"
+    );
+    let (code, body) = send_patch(
+        &alice,
+        &role_path,
+        &json!({"metadata": {"labels": {"team": "devs"}}}),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
     // Escalation: alice may not bind herself to cluster-admin.
     let escalate = json!({"metadata": {"name": "mine"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
