@@ -256,7 +256,7 @@ async fn handle_inner(
     // Authorization comes before anything else (also before existence checks), as in kube.
     let authorizer = &state.security.authorizer;
     let attributes = access::attributes(method.as_str(), path, &q);
-    let identity = access::impersonate(authorizer, identity, headers)?;
+    let identity = access::impersonate(authorizer, identity, headers, &attributes)?;
     access::authorize(authorizer, &identity.user, &attributes)?;
     let user = identity.user.clone();
     let registry = &state.api.registry;

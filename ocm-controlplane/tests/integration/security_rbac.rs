@@ -231,6 +231,12 @@ async fn a_role_in_one_namespace_allows_configmaps_there_only() {
     )
     .await;
     assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        format!(
+            "configmaps is forbidden: User \"{user}\" cannot impersonate-on:user-info:list resource \"configmaps\" in API group \"\" in the namespace \"{a}\""
+        )
+    );
     // Escalation through a patch of her own Role: refused; a patch within her rights is not.
     let role_path = format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{a}/roles/cm-reader");
     let grow = json!({"rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list"]},
