@@ -78,18 +78,21 @@ impl Authorizer {
         }
     }
 
-    /// Loads every RBAC object from `storage` and returns the revision to watch from.
+    /// Loads every RBAC object from `storage` (replacing the policy at once) and returns the
+    /// revision to watch from.
     pub async fn load(&self, storage: &dyn Storage) -> Result<u64, storage::StorageError> {
         let mut rv = storage.current_rv();
+        let mut policy = Policy::new();
         for (kind, resource) in KINDS {
             let listed = storage
                 .list(&storage::resource_prefix(GROUP, resource, None), None)
                 .await?;
             rv = rv.min(listed.rv);
             for (_, stored) in listed.items {
-                self.apply(kind, &stored.object, false);
+                policy.upsert(kind, &stored.object);
             }
         }
+        *self.write() = policy;
         Ok(rv)
     }
 
@@ -122,7 +125,6 @@ impl Authorizer {
                     }
                 }
             }
-            *self.write() = Policy::new();
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             from = match self.load(storage.as_ref()).await {
                 Ok(rv) => rv,
@@ -132,5 +134,81 @@ impl Authorizer {
                 }
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::authorization::Target;
+    use crate::storage::MemoryStorage;
+
+    fn alice() -> UserInfo {
+        UserInfo {
+            name: "alice".into(),
+            groups: vec!["system:authenticated".into()],
+        }
+    }
+
+    fn get_cm() -> Attributes {
+        Attributes {
+            verb: "get".into(),
+            target: Target::Resource {
+                namespace: Some("a".into()),
+                group: String::new(),
+                resource: "configmaps".into(),
+                subresource: String::new(),
+                name: "x".into(),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn the_policy_follows_storage() {
+        let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::in_memory());
+        let role_key = storage::object_key(GROUP, "clusterroles", None, "reader");
+        storage
+            .create(
+                &role_key,
+                json!({"metadata": {"name": "reader"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}),
+            )
+            .await
+            .unwrap();
+        let authorizer = Arc::new(Authorizer::new());
+        let rv = authorizer.load(storage.as_ref()).await.unwrap();
+        assert!(!authorizer.authorize(&alice(), &get_cm()).allowed());
+        let task = tokio::spawn(authorizer.clone().run(storage.clone(), rv));
+        let binding_key = storage::object_key(GROUP, "clusterrolebindings", None, "alice-reads");
+        storage
+            .create(
+                &binding_key,
+                json!({"metadata": {"name": "alice-reads"},
+                "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": "reader"},
+                "subjects": [{"apiGroup": GROUP, "kind": "User", "name": "alice"}]}),
+            )
+            .await
+            .unwrap();
+        let wait_for = |want: bool| {
+            let authorizer = authorizer.clone();
+            async move {
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+                while authorizer.authorize(&alice(), &get_cm()).allowed() != want {
+                    assert!(
+                        tokio::time::Instant::now() < deadline,
+                        "policy never became {want}"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            }
+        };
+        wait_for(true).await;
+        storage.delete(&binding_key, None).await.unwrap();
+        wait_for(false).await;
+        task.abort();
     }
 }
