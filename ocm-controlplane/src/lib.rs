@@ -23,7 +23,7 @@
 //! | [`tls`] | CA, serving and admin certificates, kubeconfig |
 //! | [`server`] | `ControlPlane::builder()` and the running handle |
 //! | [`testenv`] | `TestEnv` for tests |
-//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease |
+//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease, garbage collection, namespace deletion, ClusterRole aggregation |
 
 // `ApiError` carries a full `metav1.Status` (message, details); boxing it everywhere would only
 // move the allocation. Errors are the cold path of every handler.

@@ -14,6 +14,7 @@ use crate::http::{self, AppState};
 use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
 use crate::rest::Api;
+use crate::rest::token_request::TokenIssuer;
 use crate::storage::{MemoryStorage, MemoryStorageOptions, Storage};
 use crate::tls::Credentials;
 use rustls::pki_types::CertificateDer;
@@ -46,6 +47,9 @@ pub enum StartError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// Loading the ServiceAccount token key failed.
+    #[error("service account tokens: {0}")]
+    Tokens(#[from] crate::rest::token_request::TokenError),
     /// Writing the kubeconfig failed.
     #[error("writing {path}: {source}")]
     WriteKubeconfig {
@@ -216,12 +220,14 @@ impl ControlPlaneBuilder {
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let metrics = Arc::new(Metrics::new(storage.clone()));
+        let tokens = Arc::new(TokenIssuer::from_credentials(&credentials)?);
         let state = Arc::new(AppState {
             api: api.clone(),
             address: format!("{host}:{}", local.port()),
             metrics,
             security,
             audit,
+            tokens: tokens.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = vec![
@@ -237,6 +243,9 @@ impl ControlPlaneBuilder {
                 },
             )),
             tokio::spawn(crate::controllers::csr_signing::run_cleaner(api.clone())),
+            tokio::spawn(crate::controllers::garbage_collector::run(api.clone())),
+            tokio::spawn(crate::controllers::namespace_lifecycle::run(api.clone())),
+            tokio::spawn(crate::controllers::clusterrole_aggregation::run(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {
@@ -250,6 +259,7 @@ impl ControlPlaneBuilder {
             credentials,
             kubeconfig,
             api,
+            tokens,
             stop: stop_tx,
             server,
             tasks,
@@ -445,6 +455,7 @@ pub struct ControlPlaneHandle {
     credentials: Credentials,
     kubeconfig: String,
     api: Api,
+    tokens: Arc<TokenIssuer>,
     stop: watch::Sender<bool>,
     server: Option<tokio::task::JoinHandle<()>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -522,6 +533,11 @@ impl ControlPlaneHandle {
     /// The REST layer (for in-process controllers and tests).
     pub fn api(&self) -> &Api {
         &self.api
+    }
+
+    /// Signs and verifies the ServiceAccount tokens this server issues.
+    pub fn token_issuer(&self) -> &TokenIssuer {
+        &self.tokens
     }
 
     /// Drops watch history up to the current revision, as etcd compaction does.

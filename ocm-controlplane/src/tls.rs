@@ -1,5 +1,7 @@
 //! Certificates: a self-signed serving CA and client CA, the serving certificate and the admin
-//! client certificate (CN=admin, O=system:masters), created on first start and kept in the data dir.
+//! client certificate (CN=admin, O=system:masters), and the ECDSA P-256 key ServiceAccount tokens
+//! are signed with ([`crate::rest::token_request`]); created on first start and kept in the data
+//! dir (in memory without one, as for [`crate::TestEnv`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -51,6 +53,16 @@ pub struct Credentials {
     pub admin_cert_pem: String,
     /// Admin client key (PEM).
     pub admin_key_pem: String,
+    /// The ServiceAccount token signing key (PKCS#8 PEM, ECDSA P-256).
+    pub service_account_key_pem: String,
+    /// Its public key (SubjectPublicKeyInfo PEM), which verifies the tokens.
+    pub service_account_public_pem: String,
+}
+
+/// A new ECDSA P-256 key pair for signing ServiceAccount tokens: (private PKCS#8 PEM, public PEM).
+fn service_account_key() -> Result<(String, String), TlsError> {
+    let key = generated("service account key", KeyPair::generate())?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
 }
 
 fn generated<T>(what: &'static str, r: Result<T, rcgen::Error>) -> Result<T, TlsError> {
@@ -165,6 +177,8 @@ impl Credentials {
         let (admin_cert_pem, admin_key_pem) = load_or(dir, ["admin.crt", "admin.key"], || {
             sign_client(&client_ca_pem, &client_ca_key_pem, "admin", &["system:masters"])
         })?;
+        let (service_account_key_pem, service_account_public_pem) =
+            load_or(dir, ["sa.key", "sa.pub"], service_account_key)?;
         Ok(Self {
             ca_pem,
             client_ca_pem,
@@ -173,6 +187,8 @@ impl Credentials {
             serving_key_pem,
             admin_cert_pem,
             admin_key_pem,
+            service_account_key_pem,
+            service_account_public_pem,
         })
     }
 

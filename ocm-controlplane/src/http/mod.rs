@@ -40,6 +40,8 @@ pub struct AppState {
     pub security: access::Security,
     /// The audit log, if enabled.
     pub audit: Option<Arc<audit::AuditLog>>,
+    /// Signs (and verifies) ServiceAccount tokens.
+    pub tokens: Arc<crate::rest::token_request::TokenIssuer>,
 }
 
 /// The parsed target of a resource request.
@@ -477,6 +479,16 @@ async fn handle_inner(
                 return Err(not_acceptable());
             }
             api.create(&info, &ctx, &body).await?
+        }
+        (Method::POST, true)
+            if info.group.is_empty()
+                && info.resource == "serviceaccounts"
+                && ctx.subresource.as_deref() == Some("token") =>
+        {
+            if accept.is_none() {
+                return Err(not_acceptable());
+            }
+            api.create_token(&state.tokens, &info, &ctx, &body).await?
         }
         (Method::PUT, true) => api.update(&info, &ctx, &body).await?,
         (Method::PATCH, true) => {

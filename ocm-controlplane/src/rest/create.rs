@@ -85,7 +85,11 @@ impl Api {
                     };
                     return Err(ApiError::not_found(&subject, ns));
                 }
-                Some(nsobj) if !meta_str(&nsobj.object, "deletionTimestamp").is_empty() => {
+                // NamespaceLifecycle admission: no new content while the phase is Terminating.
+                Some(nsobj)
+                    if nsobj.object.pointer("/status/phase").and_then(Value::as_str)
+                        == Some("Terminating") =>
+                {
                     let subject = info.subject();
                     let name = meta_str(&object, "name").to_string();
                     return Err(ApiError::forbidden(
@@ -96,7 +100,13 @@ impl Api {
                             subject.qualified_resource()
                         ),
                     )
-                    .with_details(json!({"name": name, "group": info.group, "kind": info.resource, "causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]})));
+                    .with_details({
+                        let mut details = json!({"name": name, "kind": info.resource, "causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]});
+                        if !info.group.is_empty() {
+                            details["group"] = json!(info.group);
+                        }
+                        details
+                    }));
                 }
                 _ => {}
             }

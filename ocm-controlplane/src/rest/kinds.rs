@@ -69,7 +69,7 @@ pub fn default(info: &ResourceInfo, object: &mut Value) {
                     .or_insert_with(|| json!({"strategy": "None"}));
             }
         }
-        _ => {}
+        _ => super::kinds_workloads::default(info, object),
     }
 }
 

@@ -11,9 +11,11 @@ pub mod decode;
 mod delete;
 pub mod kinds;
 pub mod kinds_events;
+pub mod kinds_workloads;
 pub mod list;
 mod patch;
 pub mod reviews;
+pub mod token_request;
 mod update;
 pub mod watch;
 

@@ -100,6 +100,7 @@ impl Api {
                 };
             }
             kinds::prepare_update(info, old, &mut new);
+            crate::controllers::namespace_lifecycle::prepare_update(info, &sub, old, &mut new);
             // Server-owned metadata is kept from the stored object.
             {
                 let old_meta = meta(old).clone();
@@ -199,7 +200,10 @@ impl Api {
             // updated; the answer is the object as the update would have made it, with the
             // resourceVersion it had.
             let deleting = !meta_str(&new, "deletionTimestamp").is_empty();
-            if deleting && finalizers(&new).is_empty() {
+            if deleting
+                && finalizers(&new).is_empty()
+                && !crate::controllers::namespace_lifecycle::awaits_finalizers(info, &new)
+            {
                 match self.storage.delete(&key, Some(current.rv)).await {
                     Ok(_) => {
                         crate::crd::on_delete(self, info, &new).await;

@@ -67,7 +67,7 @@ const EXPECTATIONS: &[(&str, Expectation)] = &[
     ("patch", Expectation::Report),
     ("patch/json-merge-patch", Expectation::MustPass),
     ("patch/json-patch", Expectation::MustPass),
-    ("lifecycle", Expectation::Report),
+    ("lifecycle", Expectation::MustPass),
     ("security", Expectation::MustPass),
     // CSR create/update must leave `spec` out of managedFields (kube resets it); that is the
     // create path's reset list, not yet changed.
@@ -102,8 +102,10 @@ const SKIPPED_STEPS: &[(&str, Option<usize>, &str)] = &[
 ];
 
 /// Requirement tags the embedded TestEnv provides beyond `crds:ocm` and `namespaces:...`, which
-/// the harness sets up itself (`kcm`, `auth:x509`, `auth:bootstrap-token`, `compaction`).
-const TESTENV_CAPABILITIES: &[&str] = &["compaction", "auth:x509", "auth:bootstrap-token", "kcm"];
+/// the harness sets up itself (`kcm`, `auth:x509`, `auth:bootstrap-token`, `compaction`). `kcm`:
+/// the in-process controllers (garbage collector, namespace deletion, ClusterRole aggregation,
+/// root CA and default ServiceAccount publishers).
+const TESTENV_CAPABILITIES: &[&str] = &["compaction", "kcm", "auth:x509", "auth:bootstrap-token"];
 
 /// How often a TestEnv compacts for scenarios that require `compaction` (the recording's server
 /// compacted every 20 s; a shorter interval keeps the replay fast, the semantics are the same).

@@ -20,6 +20,7 @@
 
 mod auth;
 mod create;
+mod delete_cascade;
 mod discovery;
 mod get;
 mod typed_clients;
