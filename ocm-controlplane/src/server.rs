@@ -200,12 +200,14 @@ impl ControlPlaneBuilder {
         let authorizer = Arc::new(crate::authorization::Authorizer::new());
         let rbac_rv = authorizer.load(storage.as_ref()).await?;
         let certificates = Arc::new(credentials.client_certificates()?);
+        let tokens = Arc::new(TokenIssuer::from_credentials(&credentials)?);
         let security = http::access::Security {
             authenticator: crate::auth::Authenticator::new(
                 storage.clone(),
                 certificates.clone(),
                 self.anonymous_auth,
-            ),
+            )
+            .with_service_account_tokens(tokens.clone()),
             authorizer: authorizer.clone(),
         };
         let tls = credentials.server_config(&certificates)?;
@@ -220,7 +222,6 @@ impl ControlPlaneBuilder {
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let metrics = Arc::new(Metrics::new(storage.clone()));
-        let tokens = Arc::new(TokenIssuer::from_credentials(&credentials)?);
         let state = Arc::new(AppState {
             api: api.clone(),
             address: format!("{host}:{}", local.port()),

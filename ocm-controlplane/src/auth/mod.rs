@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | TLS client certificate signed by the client CA, within its validity | [`client_cert`] | CN, groups O |
 //! | `Authorization: Bearer <id>.<secret>` bootstrap token (Secret in kube-system) | [`bootstrap_token`] | `system:bootstrap:<id>`, `system:bootstrappers` + extra groups |
+//! | `Authorization: Bearer <jwt>` ServiceAccount token from TokenRequest | [`service_account`] | `system:serviceaccount:<ns>:<name>`, `system:serviceaccounts[:<ns>]` |
 //! | none | here | `system:anonymous` in `system:unauthenticated` (unless anonymous auth is off) |
 //!
 //! Every authenticated user is also in `system:authenticated`. A credential that is presented but
@@ -13,6 +14,7 @@
 pub mod bootstrap_token;
 pub mod client_cert;
 pub mod kubeconfig;
+pub mod service_account;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -107,7 +109,7 @@ impl Identity {
 }
 
 /// Why a request could not be authenticated (answered `401 Unauthorized`).
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum AuthenticateError {
     /// The client certificate did not verify against the client CA (or has expired).
     #[error("verifying the client certificate: {0}")]
@@ -115,9 +117,12 @@ pub enum AuthenticateError {
     /// A verified client certificate has no usable subject.
     #[error("reading the client certificate's subject")]
     ReadCertificateSubject,
-    /// The bearer token is not valid.
+    /// The bearer token is not a valid bootstrap token.
     #[error("checking the bearer token: {0}")]
     CheckToken(#[from] bootstrap_token::TokenError),
+    /// The bearer token is not a valid ServiceAccount token.
+    #[error("checking the ServiceAccount token: {0}")]
+    CheckServiceAccountToken(#[from] service_account::ServiceAccountTokenError),
     /// No credential, and anonymous requests are disabled.
     #[error("anonymous requests are disabled")]
     AnonymousDisabled,
@@ -129,6 +134,7 @@ pub struct Authenticator {
     storage: Arc<dyn Storage>,
     certificates: Arc<client_cert::ClientCertificates>,
     anonymous: bool,
+    tokens: Option<Arc<crate::rest::token_request::TokenIssuer>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -151,6 +157,42 @@ impl Authenticator {
             storage,
             certificates,
             anonymous,
+            tokens: None,
+        }
+    }
+
+    /// Also accepts the ServiceAccount tokens `tokens` issued.
+    pub fn with_service_account_tokens(
+        mut self,
+        tokens: Arc<crate::rest::token_request::TokenIssuer>,
+    ) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// Authenticates a bearer token (bootstrap or ServiceAccount token) for `audiences` (the
+    /// server's when empty); returns the identity and the audiences it is valid for.
+    pub async fn authenticate_token(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<(Identity, Vec<String>), AuthenticateError> {
+        if bootstrap_token::parse(token).is_some() {
+            let identity = bootstrap_token::authenticate(self.storage.as_ref(), token).await?;
+            let audiences = self
+                .tokens
+                .as_ref()
+                .map(|t| t.audiences().to_vec())
+                .unwrap_or_default();
+            return Ok((identity, audiences));
+        }
+        match &self.tokens {
+            Some(tokens) => {
+                Ok(service_account::authenticate(self.storage.as_ref(), tokens, token, audiences).await?)
+            }
+            None => Err(AuthenticateError::CheckToken(
+                bootstrap_token::TokenError::ParseToken,
+            )),
         }
     }
 
@@ -170,8 +212,7 @@ impl Authenticator {
             }
         }
         if let Some(token) = bearer(headers) {
-            let identity = bootstrap_token::authenticate(self.storage.as_ref(), token).await?;
-            return Ok(identity);
+            return Ok(self.authenticate_token(token, &[]).await?.0);
         }
         if let Some(error) = failure {
             return Err(error);

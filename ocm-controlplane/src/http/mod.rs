@@ -363,6 +363,17 @@ async fn handle_inner(
         } else {
             body
         };
+        if review == crate::rest::reviews::Review::Token {
+            let (token, audiences) = crate::rest::reviews::token_of(&body)?;
+            let result = state
+                .security
+                .authenticator
+                .authenticate_token(&token, &audiences)
+                .await
+                .ok();
+            let answer = crate::rest::reviews::token_review(&body, &manager, result)?;
+            return Ok(json_response(201, &answer, &[]));
+        }
         let answer = crate::rest::reviews::answer(
             review,
             authorizer,

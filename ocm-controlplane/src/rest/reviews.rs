@@ -14,6 +14,8 @@ use crate::status::ApiError;
 pub enum Review {
     /// `authentication.k8s.io` selfsubjectreviews.
     SelfSubject,
+    /// `authentication.k8s.io` tokenreviews (answered with [`token_review`]).
+    Token,
     /// `authorization.k8s.io` subjectaccessreviews.
     SubjectAccess,
     /// `authorization.k8s.io` localsubjectaccessreviews.
@@ -29,6 +31,7 @@ impl Review {
     pub fn of(group: &str, resource: &str) -> Option<Review> {
         match (group, resource) {
             ("authentication.k8s.io", "selfsubjectreviews") => Some(Review::SelfSubject),
+            ("authentication.k8s.io", "tokenreviews") => Some(Review::Token),
             ("authorization.k8s.io", "subjectaccessreviews") => Some(Review::SubjectAccess),
             ("authorization.k8s.io", "localsubjectaccessreviews") => Some(Review::LocalSubjectAccess),
             ("authorization.k8s.io", "selfsubjectaccessreviews") => Some(Review::SelfSubjectAccess),
@@ -160,6 +163,7 @@ pub fn answer(
     }
     let spec = body.get("spec").cloned().unwrap_or(Value::Null);
     match review {
+        Review::Token => Err(ApiError::internal("a TokenReview is answered by token_review")),
         Review::SelfSubject => {
             let mut out = json!({"apiVersion": s(&body, "apiVersion"), "kind": "SelfSubjectReview",
                 "metadata": {"creationTimestamp": crate::fieldmanager::now_rfc3339()},
@@ -234,6 +238,43 @@ pub fn answer(
             Ok(out)
         }
     }
+}
+
+fn parse(body: &[u8]) -> Result<Value, ApiError> {
+    let body: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))?;
+    if !body.is_object() {
+        return Err(ApiError::bad_request("the body is not an object"));
+    }
+    Ok(body)
+}
+
+/// The `spec.token` and `spec.audiences` of a TokenReview.
+pub fn token_of(body: &[u8]) -> Result<(String, Vec<String>), ApiError> {
+    let body = parse(body)?;
+    let token = s(body.get("spec").unwrap_or(&Value::Null), "token");
+    let audiences = body
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    Ok((token, audiences))
+}
+
+/// The answer to a TokenReview whose token authenticated as `result` (or did not, `None`).
+pub fn token_review(
+    body: &[u8],
+    manager: &str,
+    result: Option<(Identity, Vec<String>)>,
+) -> Result<Value, ApiError> {
+    let body = parse(body)?;
+    let status = match result {
+        Some((identity, audiences)) => {
+            json!({"authenticated": true, "user": identity.to_json(), "audiences": audiences})
+        }
+        None => json!({"user": {}, "error": "invalid bearer token"}),
+    };
+    Ok(with_status(body, true, manager, status))
 }
 
 #[cfg(test)]

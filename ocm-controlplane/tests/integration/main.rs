@@ -9,6 +9,6 @@ mod garbage_collection;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;
-mod security_rbac;
 mod namespace_lifecycle;
+mod security_rbac;
 mod token_request;

@@ -507,3 +507,105 @@ async fn kubeconfig_helpers_give_working_identities() {
         403
     );
 }
+
+#[tokio::test]
+async fn service_account_tokens_authenticate_until_the_service_account_is_deleted() {
+    let env = TestEnv::start().await.unwrap();
+    let admin = env.client().await.unwrap();
+    let ns = format!("sec-sa-{}", std::process::id());
+    assert_eq!(
+        send(
+            &admin,
+            "POST",
+            "/api/v1/namespaces",
+            Some(&json!({"metadata": {"name": ns}}))
+        )
+        .await
+        .0,
+        201
+    );
+    let sa = json!({"metadata": {"name": "agent"}});
+    assert_eq!(
+        send(
+            &admin,
+            "POST",
+            &format!("/api/v1/namespaces/{ns}/serviceaccounts"),
+            Some(&sa)
+        )
+        .await
+        .0,
+        201
+    );
+    let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}});
+    let (code, issued) = send(
+        &admin,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/serviceaccounts/agent/token"),
+        Some(&request),
+    )
+    .await;
+    assert_eq!(code, 201, "{issued}");
+    let token = issued
+        .pointer("/status/token")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_string();
+
+    let mut config = config(&env).await;
+    config.auth_info = serde_json::from_value(json!({"token": token})).unwrap();
+    let agent = kube::Client::try_from(config).unwrap();
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let (code, me) = send(&agent, "POST", path, Some(&review)).await;
+    assert_eq!(code, 201, "{me}");
+    assert_eq!(
+        me.pointer("/status/userInfo/username"),
+        Some(&json!(format!("system:serviceaccount:{ns}:agent")))
+    );
+    assert_eq!(
+        me.pointer("/status/userInfo/groups"),
+        Some(&json!([
+            "system:serviceaccounts",
+            format!("system:serviceaccounts:{ns}"),
+            "system:authenticated"
+        ]))
+    );
+    let token_review =
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}});
+    let (code, reviewed) = send(
+        &admin,
+        "POST",
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        Some(&token_review),
+    )
+    .await;
+    assert_eq!(code, 201, "{reviewed}");
+    assert_eq!(reviewed.pointer("/status/authenticated"), Some(&json!(true)));
+    // Its rights are what RBAC grants it: nothing in the namespace yet.
+    assert_eq!(
+        send(&agent, "GET", &format!("/api/v1/namespaces/{ns}/secrets"), None)
+            .await
+            .0,
+        403
+    );
+
+    send(
+        &admin,
+        "DELETE",
+        &format!("/api/v1/namespaces/{ns}/serviceaccounts/agent"),
+        None,
+    )
+    .await;
+    let (code, body) = send(&agent, "POST", path, Some(&review)).await;
+    assert_eq!(code, 401, "{body}");
+    let (code, reviewed) = send(
+        &admin,
+        "POST",
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        Some(&token_review),
+    )
+    .await;
+    assert_eq!(code, 201, "{reviewed}");
+    assert!(reviewed.pointer("/status/authenticated").is_none(), "{reviewed}");
+    send(&admin, "DELETE", &format!("/api/v1/namespaces/{ns}"), None).await;
+}

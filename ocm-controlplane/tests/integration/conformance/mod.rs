@@ -73,8 +73,6 @@ const EXPECTATIONS: &[(&str, Expectation)] = &[
     // create path's reset list, not yet changed.
     ("security/csr-approve-sign", Expectation::Report),
     ("security/bootstrap-registration-flow", Expectation::Report),
-    // Waits for TokenRequest (POST serviceaccounts/x/token) and TokenReview.
-    ("security/serviceaccount-token-request", Expectation::Report),
 ];
 
 /// Steps deliberately not judged (they still run, so later steps see their effects):

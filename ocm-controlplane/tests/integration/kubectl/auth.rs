@@ -178,3 +178,41 @@ async fn kubectl_certificate_approve_needs_approve_on_the_signer() {
     k.ok(&["delete", "clusterrolebinding", &role]).await;
     k.ok(&["delete", "clusterrole", &role]).await;
 }
+
+#[tokio::test]
+async fn kubectl_create_token_gives_a_working_service_account_token() {
+    let env = TestEnv::start().await.unwrap();
+    let Some(k) = Kubectl::new(&env, "kubectl_create_token_gives_a_working_service_account_token").await
+    else {
+        return;
+    };
+    let ns = unique("token");
+    k.ok(&["create", "namespace", &ns]).await;
+    k.ok(&["create", "serviceaccount", "agent", "-n", &ns]).await;
+    let token = k
+        .ok(&["create", "token", "agent", "-n", &ns, "--duration=1h"])
+        .await;
+    let token = token.trim();
+    assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+    // A kubeconfig with the token only (a client certificate would win over it, as in kube).
+    let raw: Value =
+        serde_json::from_str(&k.ok(&["config", "view", "--raw", "--minify", "-o", "json"]).await).unwrap();
+    let kubeconfig = json!({"apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": raw["clusters"][0]["cluster"]}],
+        "users": [{"name": "agent", "user": {"token": token}}],
+        "contexts": [{"name": "agent", "context": {"cluster": "c", "user": "agent"}}],
+        "current-context": "agent"});
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), kubeconfig.to_string()).unwrap();
+    let flag = format!("--kubeconfig={}", file.path().display());
+    let me: Value = serde_json::from_str(&k.ok(&["auth", "whoami", "-o", "json", &flag]).await).unwrap();
+    assert_eq!(
+        me.pointer("/status/userInfo/username"),
+        Some(&json!(format!("system:serviceaccount:{ns}:agent")))
+    );
+    let no = k
+        .run(&["auth", "can-i", &flag, "list", "secrets", "-n", &ns])
+        .await;
+    assert_eq!(no.stdout.trim(), "no", "{no:?}");
+    k.ok(&["delete", "namespace", &ns, "--wait=false"]).await;
+}
