@@ -410,6 +410,16 @@ pub fn update_managed_fields(
     } else {
         sent
     };
+    // An update of an object that has no managedFields is not tracked (kube-apiserver's
+    // "skip non-applied manager": only creates and applies start tracking an object's fields).
+    let is_update = live.is_some_and(|l| {
+        l.pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .is_some_and(|u| !u.is_empty())
+    });
+    if entries.is_empty() && is_update {
+        return Vec::new();
+    }
     let keep_all = |_: &str| false;
     let live_fields = live.map_or_else(FieldSet::default, |l| object_fields(l, schema, &keep_all));
     let new_fields = object_fields(new, schema, &keep_all);
@@ -487,6 +497,28 @@ pub fn default_manager(user_agent: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn updates_of_untracked_objects_stay_untracked() {
+        let schema = Schema {
+            openapi: None,
+            custom: false,
+        };
+        let manager = Manager {
+            name: "m",
+            api_version: "v1",
+            subresource: "",
+        };
+        let live = json!({"metadata": {"name": "x", "uid": "u"}, "data": {"a": "1"}});
+        let new = json!({"metadata": {"name": "x", "uid": "u"}, "data": {"a": "2"}});
+        assert!(update_managed_fields(Some(&live), &new, schema, &[], &manager).is_empty());
+        // A create (no uid yet) starts tracking.
+        let zero = json!({"metadata": {}});
+        assert_eq!(
+            update_managed_fields(Some(&zero), &new, schema, &[], &manager).len(),
+            1
+        );
+    }
 
     fn fields(v: &Value) -> FieldSet {
         object_fields(

@@ -192,9 +192,29 @@ impl Credentials {
         })
     }
 
-    /// The rustls server configuration: serving certificate, optional client certificates from
-    /// the client CA (requests without one are anonymous).
-    pub fn server_config(&self) -> Result<rustls::ServerConfig, TlsError> {
+    /// Verification of client certificates against the client CA (see
+    /// [`crate::auth::client_cert`]).
+    pub fn client_certificates(&self) -> Result<crate::auth::client_cert::ClientCertificates, TlsError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_slice_iter(self.client_ca_pem.as_bytes()) {
+            let c = c.map_err(|e| TlsError::Config(e.to_string()))?;
+            roots.add(c).map_err(|e| TlsError::Config(e.to_string()))?;
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| TlsError::Config(e.to_string()))?;
+        Ok(crate::auth::client_cert::ClientCertificates::new(verifier))
+    }
+
+    /// The rustls server configuration: serving certificate, optional client certificates,
+    /// verified per request against the client CA by `certificates` (requests without one are
+    /// anonymous or use a bearer token).
+    pub fn server_config(
+        &self,
+        certificates: &crate::auth::client_cert::ClientCertificates,
+    ) -> Result<rustls::ServerConfig, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let certs: Vec<CertificateDer<'static>> =
             CertificateDer::pem_slice_iter(self.serving_cert_pem.as_bytes())
@@ -202,20 +222,10 @@ impl Credentials {
                 .map_err(|e| TlsError::Config(e.to_string()))?;
         let key = PrivateKeyDer::from_pem_slice(self.serving_key_pem.as_bytes())
             .map_err(|e| TlsError::Config(e.to_string()))?;
-        let mut roots = rustls::RootCertStore::empty();
-        for c in CertificateDer::pem_slice_iter(self.client_ca_pem.as_bytes()) {
-            let c = c.map_err(|e| TlsError::Config(e.to_string()))?;
-            roots.add(c).map_err(|e| TlsError::Config(e.to_string()))?;
-        }
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .allow_unauthenticated()
-                .build()
-                .map_err(|e| TlsError::Config(e.to_string()))?;
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| TlsError::Config(e.to_string()))?
-            .with_client_cert_verifier(verifier)
+            .with_client_cert_verifier(certificates.handshake_verifier())
             .with_single_cert(certs, key)
             .map_err(|e| TlsError::Config(e.to_string()))?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

@@ -5,7 +5,16 @@
 //! kube-apiserver's RBAC authorizer does. Users in the `system:masters` group are allowed
 //! everything before RBAC is asked, as kube-apiserver's privileged-group authorizer does.
 
+pub mod authorizer;
+pub mod bootstrap_policy;
+pub mod escalation;
 pub mod rbac;
+pub mod request;
+
+#[cfg(test)]
+mod rbac_model_tests;
+
+pub use authorizer::Authorizer;
 
 use crate::auth::UserInfo;
 

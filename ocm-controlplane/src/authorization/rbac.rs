@@ -283,6 +283,18 @@ impl Policy {
         }
     }
 
+    /// The rules of the role a binding refers to (`kind` Role or ClusterRole), if it exists.
+    pub fn role(&self, kind: &str, namespace: &str, name: &str) -> Option<&[Rule]> {
+        match kind {
+            "ClusterRole" => self.cluster_roles.get(name).map(Vec::as_slice),
+            "Role" => self
+                .roles
+                .get(&(namespace.to_string(), name.to_string()))
+                .map(Vec::as_slice),
+            _ => None,
+        }
+    }
+
     /// Visits the rules granted to `user` in `namespace` (cluster-wide ones first) until `visit`
     /// returns `false`.
     fn visit(

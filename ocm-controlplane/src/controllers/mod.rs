@@ -13,6 +13,7 @@
 //! They work on the server's [`Api`] and follow the storage's watch directly.
 
 pub mod clusterrole_aggregation;
+pub mod csr_signing;
 pub mod garbage_collector;
 pub mod leader_lease;
 pub mod namespace_defaults;

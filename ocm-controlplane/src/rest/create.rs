@@ -138,7 +138,14 @@ impl Api {
             api_version: &api_version,
             subresource: "",
         };
-        let reset: &[&str] = if has_status { &["status"] } else { &[] };
+        // A CSR's creator owns none of its fields: kube-apiserver records no managedFields entry
+        // for them (its spec is rewritten with the requester's identity).
+        let is_csr = info.behavior.as_ref().is_some_and(|b| b.special == Special::Csr);
+        let reset: &[&str] = match (is_csr, has_status) {
+            (true, _) => &["spec", "status"],
+            (false, true) => &["status"],
+            (false, false) => &[],
+        };
         let zero = zero_object(info);
         let managed =
             fieldmanager::update_managed_fields(zero.as_ref(), &object, schema_of(info), reset, &manager);

@@ -200,8 +200,46 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec
             {
                 causes.push(Cause::invalid("spec", &Value::Null, "field is immutable"));
             }
+            causes.extend(csr_conditions(object, old));
         }
         _ => {}
+    }
+    causes
+}
+
+/// The condition rules of a CSR's approval as kube-apiserver validates them: Approved and Denied
+/// exclude each other, and an update may not remove an Approved, Denied or Failed condition.
+fn csr_conditions(object: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let types = |v: &Value| -> Vec<String> {
+        v.pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(|c| c.get("type").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let new_types = types(object);
+    let mut causes = Vec::new();
+    if new_types.iter().any(|t| t == "Approved")
+        && let Some(i) = new_types.iter().position(|t| t == "Denied")
+    {
+        causes.push(Cause::invalid(
+            format!("status.conditions[{i}].type"),
+            &json!("Denied"),
+            "Approved and Denied conditions are mutually exclusive",
+        ));
+    }
+    if let Some(old) = old {
+        for kind in ["Approved", "Denied", "Failed"] {
+            if types(old).iter().any(|t| t == kind) && !new_types.iter().any(|t| t == kind) {
+                causes.push(Cause::forbidden(
+                    "status.conditions",
+                    &format!("updates may not remove a condition of type {kind:?}"),
+                ));
+            }
+        }
     }
     causes
 }

@@ -14,6 +14,7 @@ pub mod kinds_events;
 pub mod kinds_workloads;
 pub mod list;
 mod patch;
+pub mod reviews;
 pub mod strategic;
 pub mod token_request;
 mod update;

@@ -76,6 +76,8 @@ impl Api {
             let old_version = to_version(info, stored_old)?;
             let old = &old_version;
             let mut new = compute(old)?;
+            // Times the strategy fills in (CSR conditions) are the requester's fields, as in kube.
+            kinds::prepare_update(info, old, &mut new);
             // The field manager sees the object as the request produced it, before the strategy
             // resets fields.
             let submitted = new.clone();

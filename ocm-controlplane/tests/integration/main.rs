@@ -10,5 +10,6 @@ mod kube_client;
 mod kube_runtime;
 mod kubectl;
 mod namespace_lifecycle;
+mod security_rbac;
 mod strategic_merge;
 mod token_request;

@@ -19,6 +19,7 @@
 //! they still check everything else. `explain` reads the same documents.
 
 mod apply_client_side;
+mod auth;
 mod create;
 mod delete_cascade;
 mod discovery;

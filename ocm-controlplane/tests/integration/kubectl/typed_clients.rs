@@ -394,9 +394,10 @@ async fn decide(k: &Kubectl, verb: &str, done: &str, condition: &str, reason: &s
             "{key} {time:?}"
         );
     }
+    // kube-apiserver records no fields of a CSR's creator (its spec is the server's), and an
+    // update of an object without managedFields is not tracked: the approval adds no entry.
     let managed = &approval_view(&decided)["managedFields"];
-    assert_eq!(managed[0]["subresource"], "approval", "{managed}");
-    assert_eq!(managed[0]["operation"], "Update", "{managed}");
+    assert_eq!(managed, &json!([]), "{managed}");
     k.ok(&["delete", "csr", &name, &twin]).await;
 }
 
