@@ -16,14 +16,14 @@
 //! | [`status`] | errors as `metav1.Status` with kube-apiserver's reasons and messages |
 //! | [`validation`] | names, labels, annotations, finalizers |
 //! | [`gojson`] | JSON syntax errors worded as Go's |
-//! | [`auth`] | the requesting user |
+//! | [`auth`] | authentication: client certificates, bootstrap and ServiceAccount tokens, impersonation |
 //! | [`authorization`] | request attributes, RBAC evaluation, kube-apiserver's Forbidden messages |
 //! | [`http`] | paths, content negotiation, discovery, Table output |
 //! | [`metrics`] | Prometheus metrics on `/metrics` |
 //! | [`tls`] | CA, serving and admin certificates, kubeconfig |
 //! | [`server`] | `ControlPlane::builder()` and the running handle |
 //! | [`testenv`] | `TestEnv` for tests |
-//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease, garbage collection, namespace deletion, ClusterRole aggregation |
+//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease, garbage collection, namespace deletion, ClusterRole aggregation, CSR signing |
 
 // `ApiError` carries a full `metav1.Status` (message, details); boxing it everywhere would only
 // move the allocation. Errors are the cold path of every handler.

@@ -60,6 +60,28 @@ async fn kubectl_apply_client_side_patch_and_diff() {
     let last_applied = applied_configuration(&created);
     assert_eq!(last_applied, serde_json::from_str::<Value>(&first).unwrap());
 
+    // kubectl get prints a Deployment's usual columns (READY is ready/desired; no controller
+    // runs pods here, so 0/1).
+    let table = Table::parse(&k.ok(&["get", "deployment", "web", "-n", &ns, "-o", "wide"]).await);
+    assert_eq!(
+        table.columns,
+        columns(&[
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ])
+    );
+    let row = table.row(0, "web");
+    assert_eq!(row[1], "0/1");
+    assert_eq!(row[5], "app,side");
+    assert_eq!(row[6], "nginx:1,busybox:1");
+    assert_eq!(row[7], "app=web");
+
     // Another writer adds a label: a three-way merge keeps what apply never managed.
     k.ok(&["label", "deployment", "web", "-n", &ns, "owner=ops"])
         .await;

@@ -8,7 +8,7 @@ use base64::Engine;
 use ocm_controlplane::TestEnv;
 use serde_json::{Value, json};
 
-use super::{DEADLINE, Kubectl, unique};
+use super::{DEADLINE, Kubectl, Table, columns, unique};
 
 #[tokio::test]
 async fn kubectl_auth_whoami_and_can_i_as_another_user() {
@@ -125,6 +125,24 @@ async fn kubectl_certificate_approve_needs_approve_on_the_signer() {
         "metadata": {"name": name}, "spec": {"request": base64::engine::general_purpose::STANDARD.encode(pem),
         "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"], "expirationSeconds": 3600}});
     k.with_stdin("create", &csr.to_string(), &[]).await;
+    // `kubectl get csr` prints kube's columns: the quick start reads the requestor and condition.
+    let table = Table::parse(&k.ok(&["get", "csr", &name]).await);
+    assert_eq!(
+        table.columns,
+        columns(&[
+            "NAME",
+            "AGE",
+            "SIGNERNAME",
+            "REQUESTOR",
+            "REQUESTEDDURATION",
+            "CONDITION"
+        ])
+    );
+    let row = table.row(0, &name);
+    assert_eq!(row[2], "kubernetes.io/kube-apiserver-client");
+    assert_eq!(row[3], "admin");
+    assert_eq!(row[4], "60m");
+    assert_eq!(row[5], "Pending");
     // A user allowed to update approvals but not to approve for the signer is refused.
     let user = unique("approver");
     let role = unique("csr-approval");
@@ -166,6 +184,8 @@ async fn kubectl_certificate_approve_needs_approve_on_the_signer() {
             .ok(&["get", "csr", &name, "-o", "jsonpath={.status.certificate}"])
             .await;
         if !cert.trim().is_empty() {
+            let table = Table::parse(&k.ok(&["get", "csr", &name]).await);
+            assert_eq!(table.row(0, &name)[5], "Approved,Issued");
             break;
         }
         assert!(
