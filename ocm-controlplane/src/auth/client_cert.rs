@@ -2,7 +2,7 @@
 //! during the TLS handshake, so that an expired or foreign certificate gets kube-apiserver's
 //! `401 Unauthorized` instead of a failed handshake.
 //!
-//! [`DeferredVerifier`] is the rustls verifier: it asks for a client certificate (optional),
+//! `DeferredVerifier` is the rustls verifier: it asks for a client certificate (optional),
 //! checks the handshake signature (the client holds the key) and accepts the chain as presented;
 //! [`ClientCertificates::authenticate`] then verifies the chain (issuer, validity period, client
 //! usage) with webpki at the time of each request.
