@@ -17,16 +17,64 @@ use sha2::Digest;
 
 use super::{AuthenticateError, CREDENTIAL_ID, Identity, UserInfo};
 
+/// How many verified certificates are remembered (the cache is cleared when it is full).
+const VERIFIED_CACHE_CAPACITY: usize = 4096;
+
+/// A certificate verified once: who it is and when it is valid.
+#[derive(Debug, Clone)]
+struct Verified {
+    identity: Identity,
+    /// Validity period of the leaf, in Unix seconds.
+    not_before: i64,
+    not_after: i64,
+}
+
 /// Verifies client certificates against the client CA.
+///
+/// A certificate signed directly by the client CA is verified once (chain and signature) and
+/// then remembered by its SHA-256: later requests only check that the current time is inside its
+/// validity period, which is all that can change for it.
 #[derive(Debug)]
 pub struct ClientCertificates {
     verifier: Arc<dyn ClientCertVerifier>,
+    verified: std::sync::Mutex<std::collections::HashMap<[u8; 32], Verified>>,
 }
 
 impl ClientCertificates {
     /// Verification against `verifier` (webpki with the client CA as root).
     pub fn new(verifier: Arc<dyn ClientCertVerifier>) -> Self {
-        Self { verifier }
+        Self {
+            verifier,
+            verified: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    fn cached(&self, digest: &[u8; 32], now: i64) -> Option<Identity> {
+        let cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(digest)
+            .filter(|v| v.not_before <= now && now <= v.not_after)
+            .map(|v| v.identity.clone())
+    }
+
+    fn remember(&self, digest: [u8; 32], leaf: &[u8], identity: &Identity) {
+        use x509_parser::prelude::{FromDer, X509Certificate};
+        let Ok((_, cert)) = X509Certificate::from_der(leaf) else {
+            return;
+        };
+        let validity = cert.validity();
+        let mut cache = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= VERIFIED_CACHE_CAPACITY {
+            cache.clear();
+        }
+        cache.insert(
+            digest,
+            Verified {
+                identity: identity.clone(),
+                not_before: validity.not_before.timestamp(),
+                not_after: validity.not_after.timestamp(),
+            },
+        );
     }
 
     /// The rustls verifier for the handshake (see the module docs).
@@ -41,16 +89,26 @@ impl ClientCertificates {
         let (leaf, intermediates) = chain
             .split_first()
             .ok_or_else(|| AuthenticateError::VerifyCertificate("no certificate".into()))?;
+        let digest: [u8; 32] = sha2::Sha256::digest(leaf.as_ref()).into();
+        let now = UnixTime::now();
+        let now_secs = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        if intermediates.is_empty()
+            && let Some(identity) = self.cached(&digest, now_secs)
+        {
+            return Ok(identity);
+        }
         self.verifier
-            .verify_client_cert(leaf, intermediates, UnixTime::now())
+            .verify_client_cert(leaf, intermediates, now)
             .map_err(|e| AuthenticateError::VerifyCertificate(e.to_string()))?;
         let user =
             UserInfo::from_certificate(leaf.as_ref()).ok_or(AuthenticateError::ReadCertificateSubject)?;
-        let fingerprint = hex(&sha2::Sha256::digest(leaf.as_ref()));
         let mut identity = Identity::of(user);
         identity
             .extra
-            .insert(CREDENTIAL_ID.into(), vec![format!("X509SHA256={fingerprint}")]);
+            .insert(CREDENTIAL_ID.into(), vec![format!("X509SHA256={}", hex(&digest))]);
+        if intermediates.is_empty() {
+            self.remember(digest, leaf.as_ref(), &identity);
+        }
         Ok(identity)
     }
 }
