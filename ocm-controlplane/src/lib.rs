@@ -10,25 +10,29 @@
 //! | [`registry`] | served group/version/resources, built-in discovery data, per-type behaviour |
 //! | [`rest`] | the verbs over storage: get, list, watch, create, update, patch, delete, deletecollection |
 //! | [`crd`] | CustomResourceDefinitions: dynamic serving, pruning, defaulting, validation |
+//! | [`conversion`] | converters called for CRDs with conversion strategy `Webhook` |
 //! | [`fieldmanager`] | `managedFields` for Update operations |
 //! | [`selector`] | label selectors (parsed by `ocm_api::selector`) and field selectors |
 //! | [`status`] | errors as `metav1.Status` with kube-apiserver's reasons and messages |
 //! | [`validation`] | names, labels, annotations, finalizers |
 //! | [`gojson`] | JSON syntax errors worded as Go's |
-//! | [`auth`] | the requesting user |
+//! | [`auth`] | authentication: client certificates, bootstrap and ServiceAccount tokens, impersonation |
+//! | [`authorization`] | request attributes, RBAC evaluation, kube-apiserver's Forbidden messages |
 //! | [`http`] | paths, content negotiation, discovery, Table output |
 //! | [`metrics`] | Prometheus metrics on `/metrics` |
 //! | [`tls`] | CA, serving and admin certificates, kubeconfig |
 //! | [`server`] | `ControlPlane::builder()` and the running handle |
 //! | [`testenv`] | `TestEnv` for tests |
-//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease |
+//! | [`controllers`] | in-process controllers: built-in namespaces, `kube-root-ca.crt` and `default` ServiceAccount in every namespace, the controller-manager Lease, garbage collection, namespace deletion, ClusterRole aggregation, CSR signing |
 
 // `ApiError` carries a full `metav1.Status` (message, details); boxing it everywhere would only
 // move the allocation. Errors are the cold path of every handler.
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+pub mod authorization;
 pub mod controllers;
+pub mod conversion;
 pub mod crd;
 pub mod fieldmanager;
 pub mod gojson;

@@ -10,13 +10,14 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::auth::UserInfo;
 use crate::http::{self, AppState};
 use crate::metrics::{self, Metrics};
 use crate::registry::Registry;
 use crate::rest::Api;
+use crate::rest::token_request::TokenIssuer;
 use crate::storage::{MemoryStorage, MemoryStorageOptions, Storage};
 use crate::tls::Credentials;
+use rustls::pki_types::CertificateDer;
 
 /// A failed start of the control plane.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +39,17 @@ pub enum StartError {
     /// Creating the built-in namespaces failed.
     #[error("creating the built-in namespaces: {0}")]
     Bootstrap(crate::status::ApiError),
+    /// Opening the audit log failed.
+    #[error("opening the audit log {path}: {source}")]
+    OpenAuditLog {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Loading the ServiceAccount token key failed.
+    #[error("service account tokens: {0}")]
+    Tokens(#[from] crate::rest::token_request::TokenError),
     /// Writing the kubeconfig failed.
     #[error("writing {path}: {source}")]
     WriteKubeconfig {
@@ -56,6 +68,9 @@ pub struct ControlPlaneBuilder {
     port: u16,
     history: usize,
     compaction: Option<std::time::Duration>,
+    converters: crate::conversion::Converters,
+    anonymous_auth: bool,
+    audit_log: Option<PathBuf>,
 }
 
 /// How often the history is compacted by default (kube-apiserver's `--etcd-compaction-interval`).
@@ -74,6 +89,9 @@ impl ControlPlane {
             port: 0,
             history: 20_000,
             compaction: Some(DEFAULT_COMPACTION_INTERVAL),
+            converters: crate::conversion::Converters::ocm(),
+            anonymous_auth: true,
+            audit_log: None,
         }
     }
 }
@@ -112,6 +130,28 @@ impl ControlPlaneBuilder {
         self
     }
 
+    /// The converters called for CRDs with conversion strategy `Webhook` (default:
+    /// [`Converters::ocm`](crate::conversion::Converters::ocm), the OCM add-on kinds).
+    pub fn converters(mut self, converters: crate::conversion::Converters) -> Self {
+        self.converters = converters;
+        self
+    }
+
+    /// Whether requests without credentials are served as `system:anonymous` (kube-apiserver's
+    /// `--anonymous-auth`, default true; RBAC then grants them only what `system:unauthenticated`
+    /// is granted). When false, they get `401 Unauthorized`.
+    pub fn anonymous_auth(mut self, enabled: bool) -> Self {
+        self.anonymous_auth = enabled;
+        self
+    }
+
+    /// Writes one JSON line per request to this file (kube-apiserver's `--audit-log-path`; see
+    /// [`crate::http::audit`]).
+    pub fn audit_log(mut self, path: Option<PathBuf>) -> Self {
+        self.audit_log = path;
+        self
+    }
+
     /// Starts serving.
     pub async fn start(self) -> Result<ControlPlaneHandle, StartError> {
         let storage = MemoryStorage::open(MemoryStorageOptions {
@@ -141,7 +181,7 @@ impl ControlPlaneBuilder {
         } else {
             format!("https://{host}:{}", local.port())
         };
-        let registry = Arc::new(Registry::with_builtins());
+        let registry = Arc::new(Registry::with_builtins_and_converters(self.converters.clone()));
         let api = Api::new(storage.clone(), registry).with_root_ca(&credentials.ca_pem);
         crate::controllers::bootstrap(&api)
             .await
@@ -154,19 +194,59 @@ impl ControlPlaneBuilder {
                 source,
             })?;
         }
-        let tls = credentials.server_config()?;
+        crate::authorization::bootstrap_policy::ensure(&api)
+            .await
+            .map_err(StartError::Bootstrap)?;
+        let authorizer = Arc::new(crate::authorization::Authorizer::new());
+        let rbac_rv = authorizer.load(storage.as_ref()).await?;
+        let certificates = Arc::new(credentials.client_certificates()?);
+        let tokens = Arc::new(TokenIssuer::from_credentials(&credentials)?);
+        let security = http::access::Security {
+            authenticator: crate::auth::Authenticator::new(
+                storage.clone(),
+                certificates.clone(),
+                self.anonymous_auth,
+            )
+            .with_service_account_tokens(tokens.clone()),
+            authorizer: authorizer.clone(),
+        };
+        let tls = credentials.server_config(&certificates)?;
+        let audit = match &self.audit_log {
+            Some(path) => Some(Arc::new(http::audit::AuditLog::open(path).map_err(|source| {
+                StartError::OpenAuditLog {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?)),
+            None => None,
+        };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let metrics = Arc::new(Metrics::new(storage.clone()));
         let state = Arc::new(AppState {
             api: api.clone(),
             address: format!("{host}:{}", local.port()),
             metrics,
+            security,
+            audit,
+            tokens: tokens.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = vec![
             tokio::spawn(crate::crd::run_controller(api.clone())),
             tokio::spawn(crate::controllers::namespace_defaults::run(api.clone())),
             tokio::spawn(crate::controllers::leader_lease::run(api.clone())),
+            tokio::spawn(authorizer.run(storage.clone(), rbac_rv)),
+            tokio::spawn(crate::controllers::csr_signing::run(
+                api.clone(),
+                crate::controllers::csr_signing::SigningCa {
+                    cert_pem: credentials.client_ca_pem.clone(),
+                    key_pem: credentials.client_ca_key_pem.clone(),
+                },
+            )),
+            tokio::spawn(crate::controllers::csr_signing::run_cleaner(api.clone())),
+            tokio::spawn(crate::controllers::garbage_collector::run(api.clone())),
+            tokio::spawn(crate::controllers::namespace_lifecycle::run(api.clone())),
+            tokio::spawn(crate::controllers::clusterrole_aggregation::run(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {
@@ -180,6 +260,7 @@ impl ControlPlaneBuilder {
             credentials,
             kubeconfig,
             api,
+            tokens,
             stop: stop_tx,
             server,
             tasks,
@@ -245,19 +326,17 @@ async fn serve_connection(
         _ = stopped(stop.clone()) => return,
     };
     let Ok(tls) = tls else { return };
-    let user = tls
+    let chain: Option<Arc<Vec<CertificateDer<'static>>>> = tls
         .get_ref()
         .1
         .peer_certificates()
-        .and_then(|certs| certs.first())
-        .and_then(|c| UserInfo::from_certificate(c.as_ref()))
-        .unwrap_or_else(UserInfo::anonymous);
+        .map(|certs| Arc::new(certs.iter().map(|c| c.clone().into_owned()).collect()));
     let service_stop = stop.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let state = state.clone();
-        let user = user.clone();
+        let chain = chain.clone();
         let stop = service_stop.clone();
-        async move { Ok::<_, std::convert::Infallible>(respond(state, user, stop, req).await) }
+        async move { Ok::<_, std::convert::Infallible>(respond(state, chain, stop, req).await) }
     });
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     let conn = builder.serve_connection(TokioIo::new(tls), service);
@@ -273,7 +352,7 @@ async fn serve_connection(
 /// Reads the body (up to the limit), handles the request and records its metrics.
 async fn respond(
     state: Arc<AppState>,
-    user: UserInfo,
+    chain: Option<Arc<Vec<CertificateDer<'static>>>>,
     stop: watch::Receiver<bool>,
     req: hyper::Request<Incoming>,
 ) -> hyper::Response<Body> {
@@ -292,18 +371,32 @@ async fn respond(
             .get(hyper::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok()),
     );
+    let mut audited: Option<Option<crate::auth::Identity>> = None;
     let resp = match axum::body::to_bytes(Body::new(body), http::MAX_BODY + 1).await {
-        Ok(bytes) => {
-            http::handle(
-                state.clone(),
-                user,
-                parts.method.clone(),
-                parts.uri.clone(),
-                parts.headers,
-                bytes,
-            )
+        Ok(bytes) => match state
+            .security
+            .authenticator
+            .authenticate(chain.as_deref().map(Vec::as_slice), &parts.headers)
             .await
-        }
+        {
+            Err(error) => {
+                tracing::debug!(%error, uri = %parts.uri, "unauthenticated request");
+                audited = Some(None);
+                http::unauthorized_response()
+            }
+            Ok(identity) => {
+                audited = Some(Some(identity.clone()));
+                http::handle(
+                    state.clone(),
+                    identity,
+                    parts.method.clone(),
+                    parts.uri.clone(),
+                    parts.headers,
+                    bytes,
+                )
+                .await
+            }
+        },
         Err(_) => {
             let e = crate::status::ApiError::new(
                 413,
@@ -321,6 +414,18 @@ async fn respond(
     };
     let code = resp.status().as_u16();
     state.metrics.observe(&labels, code, started.elapsed());
+    if let (Some(audit), Some(identity)) = (&state.audit, &audited) {
+        let query = http::query_map(&parts.uri);
+        let attributes =
+            crate::authorization::request::attributes(parts.method.as_str(), parts.uri.path(), &query);
+        audit.record(
+            identity.as_ref(),
+            parts.method.as_str(),
+            parts.uri.path(),
+            &attributes,
+            code,
+        );
+    }
     tracing::debug!(
         method = %parts.method,
         uri = %parts.uri,
@@ -351,6 +456,7 @@ pub struct ControlPlaneHandle {
     credentials: Credentials,
     kubeconfig: String,
     api: Api,
+    tokens: Arc<TokenIssuer>,
     stop: watch::Sender<bool>,
     server: Option<tokio::task::JoinHandle<()>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -385,9 +491,54 @@ impl ControlPlaneHandle {
         &self.kubeconfig
     }
 
+    /// A kubeconfig for `user` in `groups`, with a certificate from the client CA valid for
+    /// `validity`.
+    ///
+    /// # Errors
+    /// Creating the certificate failed.
+    pub fn kubeconfig_for(
+        &self,
+        user: &str,
+        groups: &[&str],
+        validity: std::time::Duration,
+    ) -> Result<String, crate::controllers::csr_signing::SignError> {
+        let (cert, key) =
+            crate::auth::kubeconfig::issue_client_certificate(&self.credentials, user, groups, validity)?;
+        Ok(crate::auth::kubeconfig::with_certificate(
+            &self.url,
+            &self.credentials.ca_pem,
+            user,
+            &cert,
+            &key,
+        ))
+    }
+
+    /// A kubeconfig with a new bootstrap token valid for `ttl`, whose user may do what an OCM hub
+    /// grants joining clusters (see [`crate::auth::kubeconfig`]).
+    ///
+    /// # Errors
+    /// Creating the RBAC objects or the token Secret failed.
+    pub async fn bootstrap_kubeconfig(
+        &self,
+        ttl: std::time::Duration,
+    ) -> Result<String, crate::status::ApiError> {
+        let token = crate::auth::kubeconfig::create_bootstrap_token(&self.api, ttl).await?;
+        Ok(crate::auth::kubeconfig::with_token(
+            &self.url,
+            &self.credentials.ca_pem,
+            "bootstrap",
+            &token,
+        ))
+    }
+
     /// The REST layer (for in-process controllers and tests).
     pub fn api(&self) -> &Api {
         &self.api
+    }
+
+    /// Signs and verifies the ServiceAccount tokens this server issues.
+    pub fn token_issuer(&self) -> &TokenIssuer {
+        &self.tokens
     }
 
     /// Drops watch history up to the current revision, as etcd compaction does.

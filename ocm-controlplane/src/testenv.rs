@@ -123,8 +123,27 @@ impl TestEnv {
             message: e.to_string(),
         })?;
         let mut names = Vec::new();
+        // The embedded server converts the add-on kinds between v1alpha1 and v1beta1 in-process,
+        // as upstream's hub does with its conversion webhook; a real cluster keeps the CRDs as
+        // generated (conversion None) unless OCM installed them already.
+        let converters = self
+            .handle
+            .as_ref()
+            .map(|h| h.api().registry.converters().clone());
         for generated in crds {
-            let crd = generated.crd;
+            let mut crd = generated.crd;
+            if let Some(converters) = &converters {
+                let mut json = serde_json::to_value(&crd).map_err(|e| TestEnvError::InstallCrd {
+                    name: crd.metadata.name.clone().unwrap_or_default(),
+                    message: e.to_string(),
+                })?;
+                if crate::conversion::use_in_process_conversion(&mut json, converters) {
+                    crd = serde_json::from_value(json).map_err(|e| TestEnvError::InstallCrd {
+                        name: crd.metadata.name.clone().unwrap_or_default(),
+                        message: e.to_string(),
+                    })?;
+                }
+            }
             let name = crd.metadata.name.clone().unwrap_or_default();
             match api.create(&kube::api::PostParams::default(), &crd).await {
                 Ok(_) => {}

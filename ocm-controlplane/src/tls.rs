@@ -1,5 +1,7 @@
 //! Certificates: a self-signed serving CA and client CA, the serving certificate and the admin
-//! client certificate (CN=admin, O=system:masters), created on first start and kept in the data dir.
+//! client certificate (CN=admin, O=system:masters), and the ECDSA P-256 key ServiceAccount tokens
+//! are signed with ([`crate::rest::token_request`]); created on first start and kept in the data
+//! dir (in memory without one, as for [`crate::TestEnv`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -51,6 +53,16 @@ pub struct Credentials {
     pub admin_cert_pem: String,
     /// Admin client key (PEM).
     pub admin_key_pem: String,
+    /// The ServiceAccount token signing key (PKCS#8 PEM, ECDSA P-256).
+    pub service_account_key_pem: String,
+    /// Its public key (SubjectPublicKeyInfo PEM), which verifies the tokens.
+    pub service_account_public_pem: String,
+}
+
+/// A new ECDSA P-256 key pair for signing ServiceAccount tokens: (private PKCS#8 PEM, public PEM).
+fn service_account_key() -> Result<(String, String), TlsError> {
+    let key = generated("service account key", KeyPair::generate())?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
 }
 
 fn generated<T>(what: &'static str, r: Result<T, rcgen::Error>) -> Result<T, TlsError> {
@@ -165,6 +177,8 @@ impl Credentials {
         let (admin_cert_pem, admin_key_pem) = load_or(dir, ["admin.crt", "admin.key"], || {
             sign_client(&client_ca_pem, &client_ca_key_pem, "admin", &["system:masters"])
         })?;
+        let (service_account_key_pem, service_account_public_pem) =
+            load_or(dir, ["sa.key", "sa.pub"], service_account_key)?;
         Ok(Self {
             ca_pem,
             client_ca_pem,
@@ -173,12 +187,34 @@ impl Credentials {
             serving_key_pem,
             admin_cert_pem,
             admin_key_pem,
+            service_account_key_pem,
+            service_account_public_pem,
         })
     }
 
-    /// The rustls server configuration: serving certificate, optional client certificates from
-    /// the client CA (requests without one are anonymous).
-    pub fn server_config(&self) -> Result<rustls::ServerConfig, TlsError> {
+    /// Verification of client certificates against the client CA (see
+    /// [`crate::auth::client_cert`]).
+    pub fn client_certificates(&self) -> Result<crate::auth::client_cert::ClientCertificates, TlsError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_slice_iter(self.client_ca_pem.as_bytes()) {
+            let c = c.map_err(|e| TlsError::Config(e.to_string()))?;
+            roots.add(c).map_err(|e| TlsError::Config(e.to_string()))?;
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| TlsError::Config(e.to_string()))?;
+        Ok(crate::auth::client_cert::ClientCertificates::new(verifier))
+    }
+
+    /// The rustls server configuration: serving certificate, optional client certificates,
+    /// verified per request against the client CA by `certificates` (requests without one are
+    /// anonymous or use a bearer token).
+    pub fn server_config(
+        &self,
+        certificates: &crate::auth::client_cert::ClientCertificates,
+    ) -> Result<rustls::ServerConfig, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let certs: Vec<CertificateDer<'static>> =
             CertificateDer::pem_slice_iter(self.serving_cert_pem.as_bytes())
@@ -186,20 +222,10 @@ impl Credentials {
                 .map_err(|e| TlsError::Config(e.to_string()))?;
         let key = PrivateKeyDer::from_pem_slice(self.serving_key_pem.as_bytes())
             .map_err(|e| TlsError::Config(e.to_string()))?;
-        let mut roots = rustls::RootCertStore::empty();
-        for c in CertificateDer::pem_slice_iter(self.client_ca_pem.as_bytes()) {
-            let c = c.map_err(|e| TlsError::Config(e.to_string()))?;
-            roots.add(c).map_err(|e| TlsError::Config(e.to_string()))?;
-        }
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .allow_unauthenticated()
-                .build()
-                .map_err(|e| TlsError::Config(e.to_string()))?;
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| TlsError::Config(e.to_string()))?
-            .with_client_cert_verifier(verifier)
+            .with_client_cert_verifier(certificates.handshake_verifier())
             .with_single_cert(certs, key)
             .map_err(|e| TlsError::Config(e.to_string()))?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

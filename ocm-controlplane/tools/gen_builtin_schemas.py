@@ -96,6 +96,8 @@ def reduce(node, pending):
     for k in KEEP:
         if k in node:
             out[k] = node[k]
+    if node.get("format") in ("int32", "int64", "double", "float", "byte", "date-time"):
+        out["format"] = node["format"]
     if node.get("format") == "int-or-string":
         out["x-kubernetes-int-or-string"] = True
     return out

@@ -11,6 +11,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use ocm_benches::load::{self, Options};
 
+/// The allocator the `ocm-controlplane` binary uses, so that the embedded server measured here
+/// allocates as the shipped server does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let options = Options::parse();
     let rendered = load::run_blocking(&options).and_then(|report| {

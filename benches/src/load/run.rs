@@ -171,7 +171,7 @@ pub async fn run(options: &Options, server: Option<tokio::runtime::Handle>) -> R
             let objects_per_second = phase.summary().ops_per_second * stored as f64;
             out.phase(&phase);
             out.note(format!(
-                "list: each list returns all {} ConfigMaps of the namespace (no limit), decoded by kube-rs: {} objects/s",
+                "list: each list returns all {} ConfigMaps the harness created in the namespace (label selector, no limit), decoded by kube-rs: {} objects/s",
                 thousands(stored as u64),
                 thousands(objects_per_second as u64)
             ));

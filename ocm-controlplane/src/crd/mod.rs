@@ -13,6 +13,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::conversion::Conversion;
 use crate::fieldmanager::now_rfc3339;
 use crate::registry::{CustomVersion, Registry, ResourceInfo, Special};
 use crate::rest::Api;
@@ -130,6 +131,13 @@ pub fn register(registry: &Registry, crd: &Value) {
         .unwrap_or_default()
         .to_string();
     let sv = storage_version(crd);
+    let conversion = match crd.pointer("/spec/conversion/strategy").and_then(Value::as_str) {
+        Some("Webhook") => match registry.converters().get(&group, &kind) {
+            Some(converter) => Conversion::Convert(converter),
+            None => Conversion::Unavailable,
+        },
+        _ => Conversion::Relabel,
+    };
     registry.remove_custom(&group, &plural);
     let Some(versions) = crd.pointer("/spec/versions").and_then(Value::as_array) else {
         return;
@@ -197,6 +205,7 @@ pub fn register(registry: &Registry, crd: &Value) {
                 schema,
                 printer_columns,
                 storage_version: sv.clone(),
+                conversion: conversion.clone(),
             })),
             storage_group: group.clone(),
             storage_resource: plural.clone(),
@@ -242,7 +251,8 @@ async fn establish(api: &Api, key: &str) {
             api_version: "apiextensions.k8s.io/v1",
             subresource: "status",
         };
-        let schema = crate::fieldmanager::Schema::builtin("apiextensions.k8s.io", "customresourcedefinitions");
+        let schema =
+            crate::fieldmanager::Schema::builtin("apiextensions.k8s.io", "customresourcedefinitions");
         let managed =
             crate::fieldmanager::update_managed_fields(Some(crd), &new, schema, &["spec"], &manager);
         crate::rest::meta_mut(&mut new).insert("managedFields".into(), Value::Array(managed));

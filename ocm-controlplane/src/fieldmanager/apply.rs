@@ -78,7 +78,11 @@ fn conflict_message(conflicts: &[Conflict]) -> String {
         }
         lines.push(format!("- {}", c.path));
     }
-    format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
+    format!(
+        "Apply failed with {} conflicts: {}",
+        conflicts.len(),
+        lines.join("\n")
+    )
 }
 
 /// The result of an apply.
@@ -105,7 +109,10 @@ pub struct ApplyRequest<'a> {
 
 /// Applies `config` to `live` (an empty object when creating) for `request.manager`.
 pub fn apply(live: &Value, config: &Value, request: &ApplyRequest<'_>) -> Result<Applied, ApplyError> {
-    if config.pointer("/metadata/managedFields").is_some_and(Value::is_array) {
+    if config
+        .pointer("/metadata/managedFields")
+        .is_some_and(Value::is_array)
+    {
         return Err(ApplyError::ConfigManagedFields);
     }
     let errors = typed::validate(config, request.schema);
@@ -170,7 +177,8 @@ fn apply_managed(
             ..request.manager
         };
         let empty = Value::Object(Map::new());
-        managed = update(&empty, &live, managed, schema, request.reset, &before).map_err(ApplyError::MergeLive)?;
+        managed =
+            update(&empty, &live, managed, schema, request.reset, &before).map_err(ApplyError::MergeLive)?;
     }
     let merged = typed::merge(&live, config, schema).map_err(ApplyError::MergeLive)?;
     let identity = Identity::new(&request.manager, Operation::Apply);
@@ -188,7 +196,9 @@ fn apply_managed(
         },
     );
     let new = match &last {
-        Some(last) if !last.is_empty() => prune(&merged, &managed, last, schema).map_err(ApplyError::MergeLive)?,
+        Some(last) if !last.is_empty() => {
+            prune(&merged, &managed, last, schema).map_err(ApplyError::MergeLive)?
+        }
         _ => merged,
     };
     let comparison = typed::compare(&live, &new, schema)
@@ -212,7 +222,10 @@ fn apply_managed(
     }
     for (id, owned) in managed.iter_mut() {
         if *id != identity {
-            owned.set = owned.set.difference(&changed_fields).difference(&comparison.removed);
+            owned.set = owned
+                .set
+                .difference(&changed_fields)
+                .difference(&comparison.removed);
         }
     }
     managed.retain(|_, owned| !owned.set.is_empty());
@@ -302,7 +315,10 @@ fn with_last_applied(mut applied: Applied, config: &Value) -> Applied {
     {
         a.remove(LAST_APPLIED);
     }
-    let text = format!("{}\n", crate::gojson::encode(&crate::registry::shapes::sorted(&recorded)));
+    let text = format!(
+        "{}\n",
+        crate::gojson::encode(&crate::registry::shapes::sorted(&recorded))
+    );
     if let Some(a) = applied
         .object
         .pointer_mut("/metadata/annotations")
@@ -351,18 +367,50 @@ mod tests {
     #[test]
     fn two_managers_share_conflict_force_and_give_up_fields() {
         let empty = json!({});
-        let v = stored(apply(&empty, &cm(json!({"a": "1", "shared": "x"})), &request("mgr-a", false)).unwrap());
-        assert_eq!(fields_of(&v, "mgr-a"), Some(json!({"f:data": {"f:a": {}, "f:shared": {}}})));
-        let v = stored(apply(&v, &cm(json!({"b": "2", "shared": "x"})), &request("mgr-b", false)).unwrap());
+        let v = stored(
+            apply(
+                &empty,
+                &cm(json!({"a": "1", "shared": "x"})),
+                &request("mgr-a", false),
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            fields_of(&v, "mgr-a"),
+            Some(json!({"f:data": {"f:a": {}, "f:shared": {}}}))
+        );
+        let v = stored(
+            apply(
+                &v,
+                &cm(json!({"b": "2", "shared": "x"})),
+                &request("mgr-b", false),
+            )
+            .unwrap(),
+        );
         assert_eq!(v["data"], json!({"a": "1", "shared": "x", "b": "2"}));
-        let conflict = apply(&v, &cm(json!({"a": "changed", "b": "2"})), &request("mgr-b", false)).unwrap_err();
+        let conflict = apply(
+            &v,
+            &cm(json!({"a": "changed", "b": "2"})),
+            &request("mgr-b", false),
+        )
+        .unwrap_err();
         assert_eq!(
             conflict.to_string(),
             "Apply failed with 1 conflict: conflict with \"mgr-a\": .data.a"
         );
-        let v = stored(apply(&v, &cm(json!({"a": "changed", "b": "2"})), &request("mgr-b", true)).unwrap());
+        let v = stored(
+            apply(
+                &v,
+                &cm(json!({"a": "changed", "b": "2"})),
+                &request("mgr-b", true),
+            )
+            .unwrap(),
+        );
         assert_eq!(fields_of(&v, "mgr-a"), Some(json!({"f:data": {"f:shared": {}}})));
-        assert_eq!(fields_of(&v, "mgr-b"), Some(json!({"f:data": {"f:a": {}, "f:b": {}}})));
+        assert_eq!(
+            fields_of(&v, "mgr-b"),
+            Some(json!({"f:data": {"f:a": {}, "f:b": {}}}))
+        );
         // mgr-a gives up `shared` (only its own: removed).
         let v = stored(apply(&v, &cm(json!({"a2": "new"})), &request("mgr-a", false)).unwrap());
         assert_eq!(v["data"], json!({"a": "changed", "b": "2", "a2": "new"}));
@@ -379,7 +427,10 @@ mod tests {
         let v = stored(first);
         let again = apply(&v, &cm(json!({"a": "1"})), &request("m", false)).unwrap();
         assert!(!again.changed);
-        assert_eq!(again.object["metadata"]["managedFields"], v["metadata"]["managedFields"]);
+        assert_eq!(
+            again.object["metadata"]["managedFields"],
+            v["metadata"]["managedFields"]
+        );
     }
 
     #[test]
@@ -401,7 +452,9 @@ mod tests {
             "f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}}}}]}, "data": {"a": "1"}});
         let applied = apply(&v, &cm(json!({"a": "2"})), &request("kubectl", false)).unwrap();
         assert_eq!(applied.object["data"]["a"], "2");
-        let text = applied.object["metadata"]["annotations"][LAST_APPLIED].as_str().unwrap();
+        let text = applied.object["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap();
         assert_eq!(
             text,
             "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"2\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"s\"}}\n"

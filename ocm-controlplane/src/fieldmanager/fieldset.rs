@@ -289,8 +289,14 @@ fn value_string(v: &Value) -> String {
         Value::String(s) => crate::gojson::quote(s),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::Array(items) => format!("[{}]", items.iter().map(value_string).collect::<Vec<_>>().join(",")),
-        Value::Object(m) => m.iter().map(|(k, v)| format!("{k}={}", value_string(v))).collect(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(value_string).collect::<Vec<_>>().join(",")
+        ),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", value_string(v)))
+            .collect(),
     }
 }
 
@@ -319,18 +325,26 @@ mod tests {
     fn algebra() {
         let a = set(json!({"f:data": {".": {}, "f:a": {}, "f:b": {}}}));
         let b = set(json!({"f:data": {"f:a": {}}}));
-        assert_eq!(a.difference(&b).to_json(), json!({"f:data": {".": {}, "f:b": {}}}));
+        assert_eq!(
+            a.difference(&b).to_json(),
+            json!({"f:data": {".": {}, "f:b": {}}})
+        );
         assert_eq!(a.intersection(&b).to_json(), json!({"f:data": {"f:a": {}}}));
         let c = set(json!({"f:data": {}}));
-        assert_eq!(a.difference(&c).to_json(), json!({"f:data": {"f:a": {}, "f:b": {}}}));
+        assert_eq!(
+            a.difference(&c).to_json(),
+            json!({"f:data": {"f:a": {}, "f:b": {}}})
+        );
         assert_eq!(a.recursive_difference(&c).to_json(), json!({}));
         assert_eq!(b.union(&c).to_json(), json!({"f:data": {".": {}, "f:a": {}}}));
     }
 
     #[test]
     fn paths_print_like_structured_merge_diff() {
-        let s = set(json!({"f:spec": {"f:taints": {"k:{\"effect\":\"NoSelect\",\"key\":\"k1\"}": {".": {}, "f:value": {}}},
-            "f:a": {}}, "f:metadata": {"f:finalizers": {"v:\"x\"": {}}}}));
+        let s = set(
+            json!({"f:spec": {"f:taints": {"k:{\"effect\":\"NoSelect\",\"key\":\"k1\"}": {".": {}, "f:value": {}}},
+            "f:a": {}}, "f:metadata": {"f:finalizers": {"v:\"x\"": {}}}}),
+        );
         let printed: Vec<String> = s.paths().iter().map(|p| path_string(p)).collect();
         assert_eq!(
             printed,

@@ -106,7 +106,10 @@ impl Identity {
     pub fn describe(&self) -> String {
         let mut out = crate::gojson::quote(&self.manager);
         if !self.subresource.is_empty() {
-            out = format!("{out} with subresource {}", crate::gojson::quote(&self.subresource));
+            out = format!(
+                "{out} with subresource {}",
+                crate::gojson::quote(&self.subresource)
+            );
         }
         if self.operation == Operation::Update {
             out = format!("{out} using {}", self.api_version);
@@ -131,7 +134,9 @@ pub type Managed = BTreeMap<Identity, Owned>;
 
 /// The managedFields list of an object (`None` when absent or not a list).
 pub fn entries_of(object: &Value) -> Option<&Vec<Value>> {
-    object.pointer("/metadata/managedFields").and_then(Value::as_array)
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
 }
 
 /// Whether a client asks to drop the managedFields: an empty list, or one empty entry.
@@ -379,13 +384,20 @@ mod tests {
 
     #[test]
     fn strict_decoding_and_resets() {
-        assert!(decode(&[json!({"manager": "m", "operation": "Patch", "apiVersion": "v1", "fieldsType": "FieldsV1"})]).is_err());
+        assert!(
+            decode(&[
+                json!({"manager": "m", "operation": "Patch", "apiVersion": "v1", "fieldsType": "FieldsV1"})
+            ])
+            .is_err()
+        );
         assert!(decode(&[json!({"manager": "m", "operation": "Update", "fieldsType": "FieldsV1"})]).is_err());
         assert!(decode(&[json!({"manager": "m", "operation": "Update", "apiVersion": "v1"})]).is_err());
         assert!(is_reset(&json!({"metadata": {"managedFields": []}})));
         assert!(is_reset(&json!({"metadata": {"managedFields": [{}]}})));
         assert!(!is_reset(&json!({"metadata": {}})));
-        assert!(!is_reset(&json!({"metadata": {"managedFields": [{"manager": "x"}]}})));
+        assert!(!is_reset(
+            &json!({"metadata": {"managedFields": [{"manager": "x"}]}})
+        ));
     }
 
     #[test]
@@ -396,7 +408,10 @@ mod tests {
             subresource: "status",
         };
         let update = Identity::new(&m, Operation::Update);
-        assert_eq!(update.describe(), "\"kubectl\" with subresource \"status\" using v1");
+        assert_eq!(
+            update.describe(),
+            "\"kubectl\" with subresource \"status\" using v1"
+        );
         assert_eq!(
             update.key(),
             r#"{"manager":"kubectl","operation":"Update","apiVersion":"v1","subresource":"status"}"#
@@ -413,7 +428,10 @@ mod tests {
         assert_eq!(new, old);
         let mut changed = json!({"a": 2, "metadata": {"managedFields": [entry("2026-01-01T00:00:09Z")]}});
         keep_times_of_unchanged(&mut changed, &old);
-        assert_eq!(changed["metadata"]["managedFields"][0]["time"], "2026-01-01T00:00:09Z");
+        assert_eq!(
+            changed["metadata"]["managedFields"][0]["time"],
+            "2026-01-01T00:00:09Z"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod managers;
 pub mod typed;
 pub mod update;
 
-pub use apply::{ApplyError, ApplyRequest, Applied, Conflict, apply};
+pub use apply::{Applied, ApplyError, ApplyRequest, Conflict, apply};
 pub use fieldset::FieldSet;
 pub use managers::{keep_times_of_unchanged, sort_entries};
 pub use typed::Schema;

@@ -159,7 +159,8 @@ impl<'a> Shape<'a> {
     }
 
     fn object_typed(&self) -> bool {
-        self.node.is_some_and(|n| n.type_name() == Some("object") || n.has_properties() || n.is_map())
+        self.node
+            .is_some_and(|n| n.type_name() == Some("object") || n.has_properties() || n.is_map())
     }
 
     fn array_typed(&self) -> bool {
@@ -512,7 +513,11 @@ fn compare_node(l: Option<&Value>, r: Option<&Value>, shape: Shape<'_>) -> Resul
                 return Ok(Comparison::leaf(l, r));
             }
             for k in union_keys(a, b) {
-                let child = compare_node(a.and_then(|m| m.get(k)), b.and_then(|m| m.get(k)), shape.field(k).0)?;
+                let child = compare_node(
+                    a.and_then(|m| m.get(k)),
+                    b.and_then(|m| m.get(k)),
+                    shape.field(k).0,
+                )?;
                 out.insert_child(&field_element(k), child);
             }
         }
@@ -522,7 +527,13 @@ fn compare_node(l: Option<&Value>, r: Option<&Value>, shape: Shape<'_>) -> Resul
             if kind == ListKind::Atomic || (empty_list(a) && empty_list(b)) {
                 return Ok(Comparison::leaf(l, r));
             }
-            compare_items(a.map_or(&[][..], Vec::as_slice), b.map_or(&[][..], Vec::as_slice), shape, &kind, &mut out)?;
+            compare_items(
+                a.map_or(&[][..], Vec::as_slice),
+                b.map_or(&[][..], Vec::as_slice),
+                shape,
+                &kind,
+                &mut out,
+            )?;
         }
     }
     if l.is_none() {
@@ -637,7 +648,11 @@ fn merge_node(l: Option<&Value>, r: Option<&Value>, shape: Shape<'_>) -> Result<
             }
             let mut out = Map::new();
             for k in union_keys(a, b) {
-                let child = merge_node(a.and_then(|m| m.get(k)), b.and_then(|m| m.get(k)), shape.field(k).0)?;
+                let child = merge_node(
+                    a.and_then(|m| m.get(k)),
+                    b.and_then(|m| m.get(k)),
+                    shape.field(k).0,
+                )?;
                 if let Some(child) = child {
                     out.insert(k.clone(), child);
                 }
@@ -649,7 +664,12 @@ fn merge_node(l: Option<&Value>, r: Option<&Value>, shape: Shape<'_>) -> Result<
             if kind == ListKind::Atomic || (empty_list(a) && empty_list(b)) {
                 return Ok(Some(r.clone()));
             }
-            let items = merge_items(a.map_or(&[][..], Vec::as_slice), b.map_or(&[][..], Vec::as_slice), shape, &kind)?;
+            let items = merge_items(
+                a.map_or(&[][..], Vec::as_slice),
+                b.map_or(&[][..], Vec::as_slice),
+                shape,
+                &kind,
+            )?;
             Ok((!items.is_empty()).then_some(Value::Array(items)))
         }
         _ => Ok(Some(r.clone())),
@@ -659,7 +679,12 @@ fn merge_node(l: Option<&Value>, r: Option<&Value>, shape: Shape<'_>) -> Result<
 /// Merges two associative lists as structured-merge-diff orders them: the object's items stay in
 /// place, the configuration's items come where the configuration puts them relative to the items
 /// both have.
-fn merge_items(lhs: &[Value], rhs: &[Value], shape: Shape<'_>, kind: &ListKind) -> Result<Vec<Value>, String> {
+fn merge_items(
+    lhs: &[Value],
+    rhs: &[Value],
+    shape: Shape<'_>,
+    kind: &ListKind,
+) -> Result<Vec<Value>, String> {
     let rhs_el = item_elements(&shape, kind, rhs)?;
     let lhs_el = item_elements(&shape, kind, lhs)?;
     let mut observed_rhs: HashMap<&String, &Value> = HashMap::new();
@@ -838,7 +863,10 @@ mod tests {
         let new = json!({"data": {"a": "2", "c": "1"}, "metadata": {"labels": {"x": "y"}}, "binaryData": {"k": "dg=="}});
         let c = compare(&old, &new, Schema::builtin("", "configmaps")).unwrap();
         assert_eq!(c.modified.to_json(), json!({"f:data": {"f:a": {}}}));
-        assert_eq!(c.added.to_json(), json!({"f:data": {"f:c": {}}, "f:binaryData": {".": {}, "f:k": {}}}));
+        assert_eq!(
+            c.added.to_json(),
+            json!({"f:data": {"f:c": {}}, "f:binaryData": {".": {}, "f:k": {}}})
+        );
         assert_eq!(c.removed.to_json(), json!({"f:data": {"f:b": {}}}));
     }
 
@@ -861,7 +889,10 @@ mod tests {
         let config = json!({"spec": {"selector": {"matchExpressions": []}, "template": {"spec": {"containers": [{"name": "a", "args": ["z"]}]}}}});
         let merged = merge(&live, &config, deployment()).unwrap();
         assert_eq!(merged["spec"]["selector"], json!({"matchExpressions": []}));
-        assert_eq!(merged["spec"]["template"]["spec"]["containers"][0]["args"], json!(["z"]));
+        assert_eq!(
+            merged["spec"]["template"]["spec"]["containers"][0]["args"],
+            json!(["z"])
+        );
     }
 
     #[test]
@@ -888,7 +919,13 @@ mod tests {
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": 1}, "bogus": true});
         let errors = validate(&config, Schema::builtin("", "configmaps"));
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        assert_eq!(text, [".data.a: expected string, got 1", ".bogus: field not declared in schema"]);
+        assert_eq!(
+            text,
+            [
+                ".data.a: expected string, got 1",
+                ".bogus: field not declared in schema"
+            ]
+        );
         let dup = json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}});
         let errors = validate(&dup, deployment());
         assert_eq!(
@@ -897,7 +934,10 @@ mod tests {
         );
         let crd = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"x": {"type": "string"}}},
             "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
-        let errors = validate(&json!({"spec": {"y": 1}, "status": {"anything": {"goes": 1}}}), Schema::custom(&crd));
+        let errors = validate(
+            &json!({"spec": {"y": 1}, "status": {"anything": {"goes": 1}}}),
+            Schema::custom(&crd),
+        );
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].to_string(), ".spec.y: field not declared in schema");
     }

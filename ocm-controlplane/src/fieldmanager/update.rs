@@ -84,8 +84,12 @@ pub(crate) fn update(
     reset: &[&str],
     manager: &Manager<'_>,
 ) -> Result<Managed, String> {
-    let comparison = typed::compare(&without_managed_fields(live), &without_managed_fields(new), schema)?
-        .without_top(reset);
+    let comparison = typed::compare(
+        &without_managed_fields(live),
+        &without_managed_fields(new),
+        schema,
+    )?
+    .without_top(reset);
     let changed = comparison.modified.union(&comparison.added);
     for owned in managed.values_mut() {
         owned.set = owned.set.difference(&changed).difference(&comparison.removed);
@@ -141,7 +145,13 @@ mod tests {
     fn configmap_fields_match_kube() {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"},
             "metadata": {"name": "c", "labels": {"app": "demo"}, "finalizers": ["x/y"]}});
-        let mf = update_managed_fields(None, &cm, Schema::builtin("", "configmaps"), &[], &manager("m", ""));
+        let mf = update_managed_fields(
+            None,
+            &cm,
+            Schema::builtin("", "configmaps"),
+            &[],
+            &manager("m", ""),
+        );
         assert_eq!(
             mf[0]["fieldsV1"],
             json!({"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {".": {}, "f:app": {}},
@@ -205,7 +215,10 @@ mod tests {
         assert_eq!(mf.len(), 1);
         assert_eq!(mf[0]["manager"], "other");
         // Entries that do not decode are ignored.
-        let bad = with_entries(json!({"data": {"a": "1"}, "metadata": {}}), vec![json!({"manager": "x"})]);
+        let bad = with_entries(
+            json!({"data": {"a": "1"}, "metadata": {}}),
+            vec![json!({"manager": "x"})],
+        );
         let mf = update_managed_fields(Some(&v), &bad, UNKNOWN, &[], &manager("me", ""));
         assert_eq!(mf[0]["manager"], "old");
     }
@@ -214,7 +227,9 @@ mod tests {
     fn a_reset_stops_tracking_an_existing_object() {
         let v = live(
             json!({"data": {"a": "1"}, "metadata": {}}),
-            vec![json!({"manager": "old", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}})],
+            vec![
+                json!({"manager": "old", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}),
+            ],
         );
         let reset = with_entries(json!({"data": {"a": "2"}, "metadata": {}}), vec![json!({})]);
         assert!(update_managed_fields(Some(&v), &reset, UNKNOWN, &[], &manager("me", "")).is_empty());

@@ -4,6 +4,8 @@
 //! (`/api/v1/namespaces/x` is a namespace, `/api/v1/namespaces/x/configmaps` a collection), so they
 //! are parsed here rather than by a router.
 
+pub mod access;
+pub mod audit;
 pub mod discovery;
 pub mod openapi;
 pub mod protobuf;
@@ -16,7 +18,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri, header};
 use serde_json::{Value, json};
 
-use crate::auth::UserInfo;
+use crate::auth::Identity;
 use crate::registry::ResourceInfo;
 use crate::rest::list::ListOptions;
 use crate::rest::{Api, FieldValidation, Reply, RequestContext};
@@ -34,6 +36,12 @@ pub struct AppState {
     pub address: String,
     /// Request, watch and storage metrics, served on `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Authentication and authorization.
+    pub security: access::Security,
+    /// The audit log, if enabled.
+    pub audit: Option<Arc<audit::AuditLog>>,
+    /// Signs (and verifies) ServiceAccount tokens.
+    pub tokens: Arc<crate::rest::token_request::TokenIssuer>,
 }
 
 /// The parsed target of a resource request.
@@ -46,7 +54,8 @@ struct Target {
 }
 
 fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response<Body> {
-    let mut r = Response::new(Body::from(body.to_string()));
+    // A `Value` always serializes (its keys are strings); `to_vec` skips `Display`'s formatter.
+    let mut r = Response::new(Body::from(serde_json::to_vec(body).unwrap_or_default()));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -63,6 +72,11 @@ fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.to_status(), &[])
 }
 
+/// kube-apiserver's `401 Unauthorized` response.
+pub fn unauthorized_response() -> Response<Body> {
+    error_response(&access::unauthorized())
+}
+
 fn text_response(code: u16, text: &'static str) -> Response<Body> {
     let mut r = Response::new(Body::from(text));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::NOT_FOUND);
@@ -73,7 +87,7 @@ fn text_response(code: u16, text: &'static str) -> Response<Body> {
     r
 }
 
-fn query_map(uri: &Uri) -> HashMap<String, String> {
+pub(crate) fn query_map(uri: &Uri) -> HashMap<String, String> {
     let mut out = HashMap::new();
     if let Some(q) = uri.query() {
         for (k, v) in form_pairs(q) {
@@ -219,13 +233,13 @@ fn parse_target(api: &Api, segments: &[&str]) -> Result<Option<Target>, ApiError
 /// The single request handler.
 pub async fn handle(
     state: Arc<AppState>,
-    user: UserInfo,
+    identity: Identity,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    match handle_inner(&state, user, &method, &uri, &headers, body).await {
+    match handle_inner(&state, identity, &method, &uri, &headers, body).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     }
@@ -233,7 +247,7 @@ pub async fn handle(
 
 async fn handle_inner(
     state: &AppState,
-    user: UserInfo,
+    identity: Identity,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -241,6 +255,12 @@ async fn handle_inner(
 ) -> Result<Response<Body>, ApiError> {
     let path = uri.path();
     let q = query_map(uri);
+    // Authorization comes before anything else (also before existence checks), as in kube.
+    let authorizer = &state.security.authorizer;
+    let attributes = access::attributes(method.as_str(), path, &q);
+    let identity = access::impersonate(authorizer, identity, headers, &attributes)?;
+    access::authorize(authorizer, &identity.user, &attributes)?;
+    let user = identity.user.clone();
     let registry = &state.api.registry;
     match path {
         "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
@@ -326,6 +346,44 @@ async fn handle_inner(
         return Ok(text_response(404, "404 page not found\n"));
     };
     let info = target.info.clone();
+    if *method == Method::POST
+        && target.name.is_none()
+        && let Some(review) = crate::rest::reviews::Review::of(&info.group, &info.resource)
+    {
+        let manager = crate::fieldmanager::default_manager(
+            headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()),
+        );
+        let manager = q.get("fieldManager").cloned().unwrap_or(manager);
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json");
+        let body = if protobuf::is_protobuf(content_type) {
+            Bytes::from(protobuf::object_body_to_json(&info, &body)?)
+        } else {
+            body
+        };
+        if review == crate::rest::reviews::Review::Token {
+            let (token, audiences) = crate::rest::reviews::token_of(&body)?;
+            let result = state
+                .security
+                .authenticator
+                .authenticate_token(&token, &audiences)
+                .await
+                .ok();
+            let answer = crate::rest::reviews::token_review(&body, &manager, result)?;
+            return Ok(json_response(201, &answer, &[]));
+        }
+        let answer = crate::rest::reviews::answer(
+            review,
+            authorizer,
+            &identity,
+            target.namespace.as_deref(),
+            &manager,
+            &body,
+        )?;
+        return Ok(json_response(201, &answer, &[]));
+    }
     if info.behavior.is_none() {
         return Err(ApiError::resource_not_found());
     }
@@ -372,6 +430,7 @@ async fn handle_inner(
         user,
     };
     let api = &state.api;
+    let force = q.get("force").is_some_and(|f| f == "true" || f == "1");
     let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
     if body.len() > MAX_BODY {
         return Err(ApiError::new(
@@ -384,6 +443,15 @@ async fn handle_inner(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json");
+    let protobuf_body = protobuf::is_protobuf(content_type);
+    // Typed clients send built-in objects in protobuf; the REST layer reads their JSON form.
+    let body = match *method {
+        Method::POST | Method::PUT if protobuf_body => {
+            Bytes::from(protobuf::object_body_to_json(&info, &body)?)
+        }
+        _ => body,
+    };
+    let body = access::admit(authorizer, &identity, &attributes, body)?;
     let reply: Reply = match (method.clone(), target.name.is_some()) {
         (Method::GET, false) if is_watch => {
             let lines = api.watch(&info, &ctx, &q).await?;
@@ -424,12 +492,36 @@ async fn handle_inner(
             }
             api.create(&info, &ctx, &body).await?
         }
+        (Method::POST, true)
+            if info.group.is_empty()
+                && info.resource == "serviceaccounts"
+                && ctx.subresource.as_deref() == Some("token") =>
+        {
+            if accept.is_none() {
+                return Err(not_acceptable());
+            }
+            api.create_token(&state.tokens, &info, &ctx, &body).await?
+        }
         (Method::PUT, true) => api.update(&info, &ctx, &body).await?,
-        (Method::PATCH, true) => api.patch(&info, &ctx, content_type, &body).await?,
-        (Method::DELETE, true) => api.delete(&info, &ctx, &delete_options(&body, &q)?).await?,
+        (Method::PATCH, true) => {
+            if access::patch_needs_admission(&identity, &attributes) {
+                // The admission checks see the patched object, as they do in kube.
+                let preview_ctx = RequestContext {
+                    dry_run: true,
+                    ..ctx.clone()
+                };
+                let preview = api.patch(&info, &preview_ctx, content_type, &body, force).await?;
+                access::admit_patched(authorizer, &identity, &attributes, &preview.body)?;
+            }
+            api.patch(&info, &ctx, content_type, &body, force).await?
+        }
+        (Method::DELETE, true) => {
+            api.delete(&info, &ctx, &delete_options(&body, protobuf_body, &q)?)
+                .await?
+        }
         (Method::DELETE, false) => {
             let opts = ListOptions::parse(&info, &q)?;
-            api.delete_collection(&info, &ctx, &opts, &delete_options(&body, &q)?)
+            api.delete_collection(&info, &ctx, &opts, &delete_options(&body, protobuf_body, &q)?)
                 .await?
         }
         _ => {
@@ -438,6 +530,7 @@ async fn handle_inner(
             ));
         }
     };
+    access::after_write(authorizer, &attributes, reply.code, &reply.body);
     render(&info, accept, &q, reply)
 }
 
@@ -450,9 +543,11 @@ fn aggregated_response(body: &Value) -> Response<Body> {
     r
 }
 
-fn delete_options(body: &[u8], q: &HashMap<String, String>) -> Result<Value, ApiError> {
+fn delete_options(body: &[u8], protobuf_body: bool, q: &HashMap<String, String>) -> Result<Value, ApiError> {
     let mut opts = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
+    } else if protobuf_body {
+        protobuf::delete_options(body)?
     } else {
         serde_json::from_slice::<Value>(body).map_err(|_| {
             let go = crate::gojson::syntax_error(body).unwrap_or_default();

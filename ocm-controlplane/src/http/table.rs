@@ -22,14 +22,69 @@ pub fn age(ts: &str) -> String {
     let secs = (chrono::Utc::now() - t.with_timezone(&chrono::Utc))
         .num_seconds()
         .max(0);
+    human_duration(secs)
+}
+
+/// A duration as kube's printers write it (`HumanDuration`: "90s", "5m30s", "60m", "3h10m", "2d").
+pub fn human_duration(secs: i64) -> String {
     match secs {
         s if s < 120 => format!("{s}s"),
         s if s < 600 => format!("{}m{}s", s / 60, s % 60),
         s if s < 3 * 3600 => format!("{}m", s / 60),
         s if s < 8 * 3600 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
         s if s < 2 * 86400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
+        s if s < 8 * 86400 => match (s / 86400, (s % 86400) / 3600) {
+            (d, 0) => format!("{d}d"),
+            (d, h) => format!("{d}d{h}h"),
+        },
+        s if s < 2 * 365 * 86400 => format!("{}d", s / 86400),
+        s => format!("{}y", s / (365 * 86400)),
     }
+}
+
+fn int_at(o: &Value, pointer: &str) -> i64 {
+    o.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn containers_field(o: &Value, field: &str) -> Value {
+    let names: Vec<&str> = o
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter_map(|c| c.get(field).and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!(names.join(","))
+}
+
+/// The `CONDITION` cell of a CertificateSigningRequest (`Pending`, `Approved,Issued`, ...).
+fn csr_condition(o: &Value) -> Value {
+    let mut parts: Vec<String> = o
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter(|c| {
+                    c.get("status")
+                        .and_then(Value::as_str)
+                        .is_none_or(|s| s == "True")
+                })
+                .filter_map(|c| c.get("type").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if parts.is_empty() {
+        parts.push("Pending".into());
+    }
+    if o.pointer("/status/certificate")
+        .and_then(Value::as_str)
+        .is_some_and(|c| !c.is_empty())
+    {
+        parts.push("Issued".into());
+    }
+    json!(parts.join(","))
 }
 
 /// Evaluates the JSONPath subset printer columns use (`.a.b`, `[*]`, `[0]`, `[?(@.k=="v")]`).
@@ -184,6 +239,102 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
         ("", "secrets") => {
             out.push((col("Type", "string", "", "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types", 0), Box::new(|o: &Value| o.get("type").cloned().unwrap_or(Value::Null))));
             out.push((col("Data", "string", "", "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4", 0), Box::new(|o: &Value| json!(o.get("data").and_then(Value::as_object).map(|m| m.len()).unwrap_or(0)))));
+        }
+        ("apps", "deployments") => {
+            out.push((
+                col("Ready", "string", "", "Number of the pod with ready state", 0),
+                Box::new(|o: &Value| {
+                    json!(format!(
+                        "{}/{}",
+                        int_at(o, "/status/readyReplicas"),
+                        int_at(o, "/spec/replicas")
+                    ))
+                }),
+            ));
+            out.push((
+                col("Up-to-date", "string", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0),
+                Box::new(|o: &Value| json!(int_at(o, "/status/updatedReplicas"))),
+            ));
+            out.push((
+                col("Available", "string", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0),
+                Box::new(|o: &Value| json!(int_at(o, "/status/availableReplicas"))),
+            ));
+            out.push((col("Age", "string", "", AGE_DESC, 0), Box::new(age_fn)));
+            out.push((
+                col(
+                    "Containers",
+                    "string",
+                    "",
+                    "Names of each container in the template.",
+                    1,
+                ),
+                Box::new(|o: &Value| containers_field(o, "name")),
+            ));
+            out.push((
+                col(
+                    "Images",
+                    "string",
+                    "",
+                    "Images referenced by each container in the template.",
+                    1,
+                ),
+                Box::new(|o: &Value| containers_field(o, "image")),
+            ));
+            out.push((
+                col("Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", 1),
+                Box::new(|o: &Value| {
+                    let labels: Vec<String> = o
+                        .pointer("/spec/selector/matchLabels")
+                        .and_then(Value::as_object)
+                        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect())
+                        .unwrap_or_default();
+                    json!(labels.join(","))
+                }),
+            ));
+            return out;
+        }
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            out.push((col("Age", "string", "", AGE_DESC, 0), Box::new(age_fn)));
+            out.push((
+                col(
+                    "SignerName",
+                    "string",
+                    "",
+                    "Only one signer is allowed per request.",
+                    0,
+                ),
+                Box::new(|o: &Value| o.pointer("/spec/signerName").cloned().unwrap_or(Value::Null)),
+            ));
+            out.push((
+                col(
+                    "Requestor",
+                    "string",
+                    "",
+                    "Request information about the requestor.",
+                    0,
+                ),
+                Box::new(|o: &Value| o.pointer("/spec/username").cloned().unwrap_or(json!(""))),
+            ));
+            out.push((
+                col(
+                    "RequestedDuration",
+                    "string",
+                    "",
+                    "The requested duration of the issued certificate.",
+                    0,
+                ),
+                Box::new(
+                    |o: &Value| match o.pointer("/spec/expirationSeconds").and_then(Value::as_i64) {
+                        Some(s) => json!(human_duration(s)),
+                        None => json!("<none>"),
+                    },
+                ),
+            ));
+            out.push((
+                col("Condition", "string", "", "The condition of the request.", 0),
+                Box::new(csr_condition),
+            ));
+            return out;
         }
         ("", "namespaces") => out.push((
             col("Status", "string", "", "The status of the namespace", 0),

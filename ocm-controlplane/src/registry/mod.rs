@@ -66,6 +66,8 @@ pub struct CustomVersion {
     pub storage_version: String,
     /// The schema's `x-kubernetes-validations` rules, if it has any.
     pub cel: Option<Arc<crate::crd::cel::CelRules>>,
+    /// How objects are converted between this CRD's versions.
+    pub conversion: crate::conversion::Conversion,
 }
 
 /// One served resource type at one group/version.
@@ -167,6 +169,8 @@ impl ResourceInfo {
 #[derive(Debug, Default)]
 pub struct Registry {
     inner: RwLock<Inner>,
+    /// Called for CRDs with conversion strategy `Webhook`.
+    converters: crate::conversion::Converters,
 }
 
 #[derive(Debug, Default)]
@@ -217,11 +221,25 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 impl Registry {
     /// A registry holding the built-in types.
     pub fn with_builtins() -> Self {
-        let registry = Self::default();
+        Self::with_builtins_and_converters(crate::conversion::Converters::ocm())
+    }
+
+    /// A registry holding the built-in types, converting custom resources of CRDs with
+    /// conversion strategy `Webhook` with `converters`.
+    pub fn with_builtins_and_converters(converters: crate::conversion::Converters) -> Self {
+        let registry = Self {
+            converters,
+            ..Self::default()
+        };
         for info in builtin::resources() {
             registry.add(info);
         }
         registry
+    }
+
+    /// The converters for CRDs with conversion strategy `Webhook`.
+    pub fn converters(&self) -> &crate::conversion::Converters {
+        &self.converters
     }
 
     /// Adds or replaces a type.

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::update::FieldsBy;
 use super::{
     Api, Reply, RequestContext, generate_suffix, key_of, meta_mut, meta_str, storage_error, to_version,
 };
@@ -39,7 +40,21 @@ impl Api {
         body: &[u8],
     ) -> Result<Reply, ApiError> {
         let mut warnings = Vec::new();
-        let mut object = self.decode(info, ctx, body, &mut warnings)?;
+        let object = self.decode(info, ctx, body, &mut warnings)?;
+        self.create_prepared(info, ctx, object, warnings, FieldsBy::Update)
+            .await
+    }
+
+    /// Creates a decoded object; with [`FieldsBy::Apply`] it already carries its managedFields
+    /// (server-side apply creating it).
+    pub(super) async fn create_prepared(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        mut object: Value,
+        warnings: Vec<String>,
+        fields_by: FieldsBy,
+    ) -> Result<Reply, ApiError> {
         let ns = if info.namespaced {
             ctx.namespace.clone()
         } else {
@@ -85,7 +100,11 @@ impl Api {
                     };
                     return Err(ApiError::not_found(&subject, ns));
                 }
-                Some(nsobj) if !meta_str(&nsobj.object, "deletionTimestamp").is_empty() => {
+                // NamespaceLifecycle admission: no new content while the phase is Terminating.
+                Some(nsobj)
+                    if nsobj.object.pointer("/status/phase").and_then(Value::as_str)
+                        == Some("Terminating") =>
+                {
                     let subject = info.subject();
                     let name = meta_str(&object, "name").to_string();
                     return Err(ApiError::forbidden(
@@ -96,7 +115,13 @@ impl Api {
                             subject.qualified_resource()
                         ),
                     )
-                    .with_details(json!({"name": name, "group": info.group, "kind": info.resource, "causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]})));
+                    .with_details({
+                        let mut details = json!({"name": name, "kind": info.resource, "causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]});
+                        if !info.group.is_empty() {
+                            details["group"] = json!(info.group);
+                        }
+                        details
+                    }));
                 }
                 _ => {}
             }
@@ -128,15 +153,30 @@ impl Api {
             api_version: &api_version,
             subresource: "",
         };
-        let reset: &[&str] = if has_status { &["status"] } else { &[] };
-        let zero = zero_object(info);
-        let managed =
-            fieldmanager::update_managed_fields(zero.as_ref(), &object, schema_of(info), reset, &manager);
+        // A CSR's creator owns none of its fields: kube-apiserver records no managedFields entry
+        // for them (its spec is rewritten with the requester's identity).
+        let is_csr = info.behavior.as_ref().is_some_and(|b| b.special == Special::Csr);
+        let reset: &[&str] = match (is_csr, has_status) {
+            (true, _) => &["spec", "status"],
+            (false, true) => &["status"],
+            (false, false) => &[],
+        };
+        let managed = match fields_by {
+            FieldsBy::Update => {
+                let zero = zero_object(info);
+                fieldmanager::update_managed_fields(zero.as_ref(), &object, schema_of(info), reset, &manager)
+            }
+            FieldsBy::Apply => object
+                .pointer("/metadata/managedFields")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        };
         kinds::prepare_create(info, &mut object);
         if info.is_custom() {
             crate::crd::schema::default_custom(info, &mut object);
         }
-        let mut object = from_version(info, &object);
+        let mut object = from_version(info, &object)?;
         let mut causes = self.validate_meta(info, &object, None);
         if info.is_custom() {
             causes.extend(crate::crd::schema::validate_custom(info, &object, None));
@@ -163,7 +203,7 @@ impl Api {
         if ctx.dry_run {
             return Ok(Reply {
                 code: 201,
-                body: to_version(info, &object),
+                body: to_version(info, &object)?,
                 warnings,
             });
         }
@@ -175,7 +215,7 @@ impl Api {
             .map_err(|e| storage_error(info, &name, e))?;
         Ok(Reply {
             code: 201,
-            body: to_version(info, &stored.object),
+            body: to_version(info, &stored.object)?,
             warnings,
         })
     }

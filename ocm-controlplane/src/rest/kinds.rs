@@ -69,7 +69,7 @@ pub fn default(info: &ResourceInfo, object: &mut Value) {
                     .or_insert_with(|| json!({"strategy": "None"}));
             }
         }
-        _ => {}
+        _ => super::kinds_workloads::default(info, object),
     }
 }
 
@@ -85,6 +85,50 @@ pub fn prepare_create(info: &ResourceInfo, object: &mut Value) {
             s.insert("finalizers".into(), json!(["kubernetes"]));
         }
         map.insert("status".into(), json!({"phase": "Active"}));
+    }
+}
+
+/// The strategy's preparation of an update (after the field manager saw the request).
+///
+/// CertificateSigningRequest: conditions without `lastUpdateTime` get the current time; without
+/// `lastTransitionTime` they keep the time of the stored condition of the same type and status,
+/// else get the current time (kubectl's `certificate approve` sends neither).
+pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value) {
+    if special(info) != Special::Csr {
+        return;
+    }
+    let now = json!(crate::fieldmanager::now_rfc3339());
+    let old_conditions = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(conditions) = new
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    let unset = |v: Option<&Value>| v.is_none_or(|t| t.is_null() || t.as_str() == Some(""));
+    for condition in conditions.iter_mut() {
+        let Some(c) = condition.as_object_mut() else {
+            continue;
+        };
+        if unset(c.get("lastUpdateTime")) {
+            c.insert("lastUpdateTime".into(), now.clone());
+        }
+        if unset(c.get("lastTransitionTime")) {
+            let previous = old_conditions.iter().find(|o| {
+                o.get("type") == c.get("type")
+                    && o.get("status") == c.get("status")
+                    && !unset(o.get("lastTransitionTime"))
+            });
+            let time = previous
+                .and_then(|o| o.get("lastTransitionTime"))
+                .cloned()
+                .unwrap_or_else(|| now.clone());
+            c.insert("lastTransitionTime".into(), time);
+        }
     }
 }
 
@@ -156,8 +200,46 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec
             {
                 causes.push(Cause::invalid("spec", &Value::Null, "field is immutable"));
             }
+            causes.extend(csr_conditions(object, old));
         }
         _ => {}
+    }
+    causes
+}
+
+/// The condition rules of a CSR's approval as kube-apiserver validates them: Approved and Denied
+/// exclude each other, and an update may not remove an Approved, Denied or Failed condition.
+fn csr_conditions(object: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let types = |v: &Value| -> Vec<String> {
+        v.pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(|c| c.get("type").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let new_types = types(object);
+    let mut causes = Vec::new();
+    if new_types.iter().any(|t| t == "Approved")
+        && let Some(i) = new_types.iter().position(|t| t == "Denied")
+    {
+        causes.push(Cause::invalid(
+            format!("status.conditions[{i}].type"),
+            &json!("Denied"),
+            "Approved and Denied conditions are mutually exclusive",
+        ));
+    }
+    if let Some(old) = old {
+        for kind in ["Approved", "Denied", "Failed"] {
+            if types(old).iter().any(|t| t == kind) && !new_types.iter().any(|t| t == kind) {
+                causes.push(Cause::forbidden(
+                    "status.conditions",
+                    &format!("updates may not remove a condition of type {kind:?}"),
+                ));
+            }
+        }
     }
     causes
 }

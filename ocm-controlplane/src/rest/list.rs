@@ -286,7 +286,15 @@ impl Api {
         info: &ResourceInfo,
         ctx: &RequestContext,
         opts: &ListOptions,
-    ) -> Result<(Vec<(String, Value)>, u64, Option<String>, Option<usize>), ApiError> {
+    ) -> Result<
+        (
+            Vec<(String, std::sync::Arc<Value>)>,
+            u64,
+            Option<String>,
+            Option<usize>,
+        ),
+        ApiError,
+    > {
         let ns = if info.namespaced {
             ctx.namespace.as_deref()
         } else {
@@ -347,7 +355,7 @@ impl Api {
                 remaining += 1;
                 continue;
             }
-            items.push((key, (*stored.object).clone()));
+            items.push((key, stored.object));
         }
         let remaining = if next.is_some() && opts.label.is_empty() && opts.field.is_empty() {
             Some(remaining)
@@ -380,10 +388,10 @@ impl Api {
         if let Some(r) = remaining {
             metadata.insert("remainingItemCount".into(), json!(r));
         }
-        let items: Vec<Value> = items
+        let items = items
             .iter()
-            .map(|(_, o)| list_item(info, &to_version(info, o)))
-            .collect();
+            .map(|(_, o)| Ok(list_item(info, to_version(info, o)?)))
+            .collect::<Result<Vec<Value>, ApiError>>()?;
         Ok(Reply {
             code: 200,
             body: json!({"kind": info.list_kind(), "apiVersion": info.api_version(), "metadata": metadata, "items": items}),
@@ -429,11 +437,11 @@ impl Api {
             match self.delete(info, &item_ctx, options).await {
                 Ok(reply) => {
                     let body = if reply.body.get("kind").and_then(Value::as_str) == Some("Status") {
-                        to_version(info, &object)
+                        to_version(info, &object)?
                     } else {
                         reply.body
                     };
-                    deleted.push(list_item(info, &body));
+                    deleted.push(list_item(info, body));
                 }
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

@@ -6,13 +6,18 @@
 //! optimistic concurrency. Custom resources additionally go through [`crate::crd::schema`]
 //! (pruning, defaulting, validation).
 
+mod apply;
 mod create;
 pub mod decode;
 mod delete;
 pub mod kinds;
 pub mod kinds_events;
+pub mod kinds_workloads;
 pub mod list;
 mod patch;
+pub mod reviews;
+pub mod strategic;
+pub mod token_request;
 mod update;
 pub mod watch;
 
@@ -156,41 +161,69 @@ pub(crate) fn meta_mut(object: &mut Value) -> &mut Map<String, Value> {
 }
 
 /// Strips server-owned content the way kube-apiserver's list conversion does for built-in items.
-pub fn list_item(info: &ResourceInfo, object: &Value) -> Value {
-    if info.is_custom() {
-        return object.clone();
-    }
-    let mut o = object.clone();
-    if let Some(m) = o.as_object_mut() {
+pub fn list_item(info: &ResourceInfo, mut object: Value) -> Value {
+    if !info.is_custom()
+        && let Some(m) = object.as_object_mut()
+    {
         m.remove("apiVersion");
         m.remove("kind");
     }
-    o
+    object
 }
 
 /// Converts a stored object into the addressed version's representation.
-pub fn to_version(info: &ResourceInfo, object: &Value) -> Value {
+///
+/// # Errors
+/// A custom resource whose CRD converts through a webhook and whose converter fails (or is not
+/// registered): 500, as kube-apiserver answers a failed conversion webhook call.
+pub fn to_version(info: &ResourceInfo, object: &Value) -> Result<Value, ApiError> {
     if info.group == "events.k8s.io" {
-        return kinds_events::core_to_events(object);
+        return Ok(kinds_events::core_to_events(object));
     }
-    let mut o = object.clone();
-    if let Some(m) = o.as_object_mut() {
-        m.insert("apiVersion".into(), json!(info.api_version()));
-    }
-    o
+    convert_custom(info, object, &info.api_version())
 }
 
 /// Converts an object of the addressed version into its stored representation.
-pub fn from_version(info: &ResourceInfo, object: &Value) -> Value {
+///
+/// # Errors
+/// As [`to_version`].
+pub fn from_version(info: &ResourceInfo, object: &Value) -> Result<Value, ApiError> {
     let mut o = if info.group == "events.k8s.io" {
         kinds_events::events_to_core(object)
+    } else if let Some(custom) = &info.custom {
+        let storage_api_version = format!("{}/{}", info.group, custom.storage_version);
+        convert_custom(info, object, &storage_api_version)?
     } else {
         object.clone()
     };
     if !info.is_custom() {
         crate::registry::shapes::normalize_stored(&info.storage_group, &info.storage_resource, &mut o);
     }
-    o
+    Ok(o)
+}
+
+/// `object` at `api_version`: custom resources through their CRD's conversion, built-in objects
+/// relabelled.
+fn convert_custom(info: &ResourceInfo, object: &Value, api_version: &str) -> Result<Value, ApiError> {
+    match &info.custom {
+        Some(custom) => custom.conversion.apply(object, api_version).map_err(|e| {
+            let from = object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            ApiError::internal(format!(
+                "conversion webhook for {from}, Kind={} failed: {e}",
+                info.kind
+            ))
+        }),
+        None => {
+            let mut o = object.clone();
+            if let Some(m) = o.as_object_mut() {
+                m.insert("apiVersion".into(), json!(api_version));
+            }
+            Ok(o)
+        }
+    }
 }
 
 /// Whom a 422 names: the stored kind (validation runs on the stored representation, so an
@@ -257,7 +290,7 @@ impl Api {
         let name = ctx.name.clone().unwrap_or_default();
         let key = key_of(info, ctx.namespace.as_deref(), &name);
         match self.storage.get(&key).await.map_err(ApiError::internal)? {
-            Some(stored) => Ok(Reply::ok(to_version(info, &stored.object))),
+            Some(stored) => Ok(Reply::ok(to_version(info, &stored.object)?)),
             None => Err(ApiError::not_found(&info.subject(), &name)),
         }
     }

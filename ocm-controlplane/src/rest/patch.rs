@@ -1,30 +1,41 @@
-//! PATCH: JSON merge patch (RFC 7386) and JSON patch (RFC 6902) applied to the stored object,
-//! then written through the update loop.
+//! PATCH: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch applied to
+//! the stored object, then written through the update loop; server-side apply is handed to
+//! [`super::apply`].
 
 use serde_json::{Value, json};
 
+use super::strategic;
 use super::{Api, Reply, RequestContext, decode, kinds};
-use crate::registry::{ResourceInfo, shapes};
+use crate::registry::{ResourceInfo, shapes, structure};
 use crate::status::ApiError;
 
 impl Api {
-    /// PATCH with a JSON merge patch or JSON patch.
+    /// PATCH of the type `content_type` names; `force` (server-side apply only) takes fields
+    /// other managers own.
     pub async fn patch(
         &self,
         info: &ResourceInfo,
         ctx: &RequestContext,
         content_type: &str,
         body: &[u8],
+        force: bool,
     ) -> Result<Reply, ApiError> {
         let mut warnings = Vec::new();
         let kind = content_type.split(';').next().unwrap_or_default().trim();
+        if kind == "application/apply-patch+yaml" {
+            return self.apply(info, ctx, body, force).await;
+        }
+        if force {
+            return Err(super::apply::force_on_non_apply());
+        }
         enum P {
             Merge(Value),
+            Strategic(Value),
             Json(json_patch::Patch),
         }
         let patch = match kind {
             "application/merge-patch+json" => P::Merge(parse_patch(body)?),
-            "application/strategic-merge-patch+json" if !info.is_custom() => P::Merge(parse_patch(body)?),
+            "application/strategic-merge-patch+json" if !info.is_custom() => P::Strategic(parse_patch(body)?),
             "application/json-patch+json" => {
                 let v = parse_patch(body)?;
                 if !v.is_array() {
@@ -38,9 +49,7 @@ impl Api {
                     Err(_) => return Err(generic_invalid()),
                 }
             }
-            "application/strategic-merge-patch+json"
-            | "application/apply-patch+yaml"
-            | "application/apply-patch+cbor" => {
+            "application/strategic-merge-patch+json" | "application/apply-patch+cbor" => {
                 return Err(ApiError::new(
                     415,
                     "UnsupportedMediaType",
@@ -55,7 +64,7 @@ impl Api {
             }
         };
         let patch_rv = match &patch {
-            P::Merge(v) => v
+            P::Merge(v) | P::Strategic(v) => v
                 .pointer("/metadata/resourceVersion")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
@@ -71,6 +80,23 @@ impl Api {
                 let mut target = current.clone();
                 match &patch {
                     P::Merge(p) => json_patch::merge(&mut target, p),
+                    P::Strategic(p) => {
+                        let schema = structure::builtin_root(&info_c.group, &info_c.resource);
+                        let invalid = |detail: String| {
+                            let quoted = crate::gojson::quote(&strategic::go_print(p));
+                            ApiError::new(
+                                422,
+                                "Invalid",
+                                format!(" \"\" is invalid: patch: Invalid value: {quoted}: {detail}"),
+                            )
+                            .with_details(json!({"causes": [{"reason": "FieldValueInvalid",
+                                "message": format!("Invalid value: {quoted}: {detail}"), "field": "patch"}]}))
+                        };
+                        target = strategic::apply(current, p, schema).map_err(|e| invalid(e.to_string()))?;
+                        if let Some(go_type) = schema.and_then(|s| strategic::first_type_mismatch(&target, s)) {
+                            return Err(invalid(format!("unrecognized type: {go_type}")));
+                        }
+                    }
                     P::Json(p) => {
                         if apply_json_patch(&mut target, p).is_err() {
                             return Err(generic_invalid());
@@ -82,7 +108,7 @@ impl Api {
                 let shown = || {
                     let original = shapes::go_ordered(&info_c.group, &info_c.resource, current);
                     let go = match &patch {
-                        P::Merge(p) => go_merge(&original, p),
+                        P::Merge(p) | P::Strategic(p) => go_merge(&original, p),
                         P::Json(p) => go_json_patched(&patched, p),
                     };
                     crate::gojson::encode(&go)

@@ -97,9 +97,11 @@ impl Api {
             }
             let stored_old = current.object.as_ref();
             // Everything up to the commit works on the addressed version's representation.
-            let old_version = to_version(info, stored_old);
+            let old_version = to_version(info, stored_old)?;
             let old = &old_version;
             let mut new = compute(old)?;
+            // Times the strategy fills in (CSR conditions) are the requester's fields, as in kube.
+            kinds::prepare_update(info, old, &mut new);
             // The field manager sees the object as the request produced it, before the strategy
             // resets fields.
             let submitted = new.clone();
@@ -121,6 +123,8 @@ impl Api {
                     None => m.remove("status"),
                 };
             }
+            kinds::prepare_update(info, old, &mut new);
+            crate::controllers::namespace_lifecycle::prepare_update(info, &sub, old, &mut new);
             // Server-owned metadata is kept from the stored object.
             {
                 let old_meta = meta(old).clone();
@@ -174,9 +178,13 @@ impl Api {
                 &[]
             };
             let managed = match fields_by {
-                FieldsBy::Update => {
-                    fieldmanager::update_managed_fields(Some(old), &submitted, schema_of(info), reset, &manager)
-                }
+                FieldsBy::Update => fieldmanager::update_managed_fields(
+                    Some(old),
+                    &submitted,
+                    schema_of(info),
+                    reset,
+                    &manager,
+                ),
                 FieldsBy::Apply => submitted
                     .pointer("/metadata/managedFields")
                     .and_then(Value::as_array)
@@ -188,7 +196,7 @@ impl Api {
             } else {
                 meta_mut(&mut new).insert("managedFields".into(), Value::Array(managed));
             }
-            let mut new = from_version(info, &new);
+            let mut new = from_version(info, &new)?;
             // Validation.
             let mut causes = self.validate_meta(info, &new, Some(stored_old));
             if info.is_custom() {
@@ -221,7 +229,7 @@ impl Api {
             if ctx.dry_run {
                 return Ok(Reply {
                     code: 200,
-                    body: to_version(info, &new),
+                    body: to_version(info, &new)?,
                     warnings: std::mem::take(warnings),
                 });
             }
@@ -229,13 +237,16 @@ impl Api {
             // updated; the answer is the object as the update would have made it, with the
             // resourceVersion it had.
             let deleting = !meta_str(&new, "deletionTimestamp").is_empty();
-            if deleting && finalizers(&new).is_empty() {
+            if deleting
+                && finalizers(&new).is_empty()
+                && !crate::controllers::namespace_lifecycle::awaits_finalizers(info, &new)
+            {
                 match self.storage.delete(&key, Some(current.rv)).await {
                     Ok(_) => {
                         crate::crd::on_delete(self, info, &new).await;
                         return Ok(Reply {
                             code: 200,
-                            body: to_version(info, &new),
+                            body: to_version(info, &new)?,
                             warnings: std::mem::take(warnings),
                         });
                     }
@@ -247,7 +258,7 @@ impl Api {
                 Ok(s) => {
                     return Ok(Reply {
                         code: 200,
-                        body: to_version(info, &s.object),
+                        body: to_version(info, &s.object)?,
                         warnings: std::mem::take(warnings),
                     });
                 }

@@ -103,7 +103,7 @@ impl Api {
             }
             for (_, stored) in &list.items {
                 if opts.matches(&stored.object) {
-                    head.push(line("ADDED", to_version(info, &stored.object)));
+                    head.push(line("ADDED", to_version(info, &stored.object)?));
                 }
             }
             if send_initial == Some("true") && bookmarks {
@@ -224,15 +224,20 @@ impl Api {
                                 (EventType::Deleted, _, _) | (_, "ADDED" | "MODIFIED", _) => {
                                     to_version(&info, &e.object)
                                 }
-                                (_, _, Some(prev)) => {
-                                    let mut last = to_version(&info, prev);
+                                (_, _, Some(prev)) => to_version(&info, prev).map(|mut last| {
                                     storage::set_resource_version(&mut last, e.rv);
                                     last
-                                }
+                                }),
                                 (_, _, None) => to_version(&info, &e.object),
                             };
                             st.sent_rv = st.sent_rv.max(e.rv);
-                            return Some((line(kind, object), st));
+                            // An object that cannot be converted is reported as kube-apiserver
+                            // reports a failed conversion in a watch: an ERROR event.
+                            let event = match object {
+                                Ok(object) => line(kind, object),
+                                Err(error) => line("ERROR", error.to_status()),
+                            };
+                            return Some((event, st));
                         }
                     }
                 }

@@ -3,7 +3,13 @@
 
 mod bad_input;
 mod conformance;
+mod crd_conversion;
 mod durability;
+mod garbage_collection;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;
+mod namespace_lifecycle;
+mod security_rbac;
+mod strategic_merge;
+mod token_request;

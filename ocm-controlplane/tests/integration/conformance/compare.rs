@@ -44,6 +44,20 @@ const BUILT_IN_GROUPS: &[&str] = &[
 /// Kinds whose status kube-controller-manager writes concurrently with the steps.
 const CONTROLLER_WRITTEN_KINDS: &[&str] = &["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job"];
 
+/// Annotations kube-controller-manager writes on controller-written kinds while the steps run (the
+/// deployment controller's revision, which in the recordings races the patches); this server runs
+/// no workload controllers.
+const CONTROLLER_WRITTEN_ANNOTATIONS: &[&str] = &["deployment.kubernetes.io/revision"];
+
+/// `annotations` without the controller-written ones; `None` when nothing else is left.
+fn without_controller_annotations(v: Option<&Value>) -> Option<Value> {
+    let mut m = v?.as_object()?.clone();
+    for key in CONTROLLER_WRITTEN_ANNOTATIONS {
+        m.remove(*key);
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
 /// One difference between the recorded and the actual value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
@@ -278,6 +292,17 @@ fn objects(
             Some(kind) if key == "items" => Some(kind.strip_suffix("List").unwrap_or(kind)),
             other => other,
         };
+        if controller_written && key == "annotations" && path.ends_with(".metadata") {
+            let e = without_controller_annotations(expected.get(key));
+            let a = without_controller_annotations(actual.get(key));
+            match (&e, &a) {
+                (Some(e), Some(a)) => walk(e, a, &child, rules, child_kind, diffs),
+                (Some(e), None) => diffs.push(Diff::new(&child, show(e), "(missing)")),
+                (None, Some(a)) => diffs.push(Diff::new(&child, "(absent)", show(a))),
+                (None, None) => {}
+            }
+            continue;
+        }
         match (expected.get(key), actual.get(key)) {
             (Some(e), Some(a)) => walk(e, a, &child, rules, child_kind, diffs),
             (Some(e), None) if !rules.volatile.contains(&child) => {
@@ -450,6 +475,23 @@ mod tests {
         canonicalize_step("/api/v1/namespaces/x/configmaps", 422, &mut expected);
         canonicalize_step("/api/v1/namespaces/x/configmaps", 422, &mut actual);
         assert!(!equal(&expected, &actual, "b", &Rules::default()));
+    }
+
+    #[test]
+    fn controller_written_annotations_are_not_compared() {
+        let rules = Rules::default();
+        let expected = json!({"kind": "Deployment", "metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}}});
+        let actual = json!({"kind": "Deployment", "metadata": {}});
+        assert!(equal(&expected, &actual, "b", &rules));
+        let actual = json!({"kind": "Deployment", "metadata": {"annotations": {"other": "x"}}});
+        assert!(!equal(&expected, &actual, "b", &rules));
+        let configmap = json!({"kind": "ConfigMap", "metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}}});
+        assert!(!equal(
+            &configmap,
+            &json!({"kind": "ConfigMap", "metadata": {}}),
+            "b",
+            &rules
+        ));
     }
 
     #[test]

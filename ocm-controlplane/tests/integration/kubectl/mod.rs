@@ -8,9 +8,9 @@
 //! up, so they also pass against a real cluster (`OCM_TEST_HUB_KUBECONFIG`).
 //!
 //! Not covered here on purpose: kubectl's defaults of strategic-merge `patch` and client-side
-//! `apply` (issue 5), and commands that send protobuf bodies (`kubectl create namespace|configmap|
-//! secret ...` use client-go's typed clients, which encode built-in kinds as protobuf; this module
-//! creates namespaces with `create -f -`, which sends JSON).
+//! `apply` (issue 5). Commands that send protobuf bodies (`kubectl create namespace|configmap|
+//! secret ...` and `certificate approve|deny` use client-go's typed clients, which encode built-in
+//! kinds as protobuf) are in `typed_clients`; the other modules create with `create -f -` (JSON).
 //!
 //! `kubectl create`/`replace` validate by default: kubectl reads `/openapi/v3` to learn whether the
 //! server checks fields itself (a `fieldValidation` parameter on the kind's operations) and
@@ -18,9 +18,13 @@
 //! checks that; while it fails, the other tests pass `--validate=false` (and say so on stderr), so
 //! they still check everything else. `explain` reads the same documents.
 
+mod apply_client_side;
+mod auth;
 mod create;
+mod delete_cascade;
 mod discovery;
 mod get;
+mod typed_clients;
 mod write;
 
 use std::io::{BufRead, BufReader, Write};
