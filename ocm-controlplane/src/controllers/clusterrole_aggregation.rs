@@ -106,7 +106,8 @@ async fn sync_role(api: &Api, key: &str, roles: &BTreeMap<String, Value>) -> Res
         return Ok(true);
     };
     // An apply without rules gives up the rules this manager owned.
-    let mut configuration = json!({"apiVersion": API_VERSION, "kind": "ClusterRole", "metadata": {"name": name}});
+    let mut configuration =
+        json!({"apiVersion": API_VERSION, "kind": "ClusterRole", "metadata": {"name": name}});
     if !wanted.is_empty() {
         configuration["rules"] = Value::Array(wanted);
     }
@@ -115,7 +116,10 @@ async fn sync_role(api: &Api, key: &str, roles: &BTreeMap<String, Value>) -> Res
         field_manager: Some(MANAGER.to_string()),
         ..super::controller_context(MANAGER, None)
     };
-    match api.apply(&info, &ctx, configuration.to_string().as_bytes(), true).await {
+    match api
+        .apply(&info, &ctx, configuration.to_string().as_bytes(), true)
+        .await
+    {
         Ok(_) => Ok(true),
         Err(error) if error.code == 404 || error.code == 409 => Ok(false),
         Err(error) => {

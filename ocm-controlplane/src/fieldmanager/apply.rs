@@ -131,7 +131,7 @@ pub fn apply(live: &Value, config: &Value, request: &ApplyRequest<'_>) -> Result
             let allowed = allowed_by_last_applied(live, request);
             let left: Vec<Conflict> = conflicts
                 .into_iter()
-                .filter(|c| !allowed.iter().any(|a| *a == c.path))
+                .filter(|c| !allowed.contains(&c.path))
                 .collect();
             if left.is_empty() {
                 apply_managed(live, config, managed, request, true).map(|a| with_last_applied(a, config))

@@ -329,12 +329,13 @@ fn validate_node(v: &Value, shape: Shape<'_>, path: &mut Vec<String>, errors: &m
         });
     }
     if let Some(t) = shape.scalar_type() {
-        let ok = match (t, v) {
-            (_, Value::Null) => true,
-            ("string", Value::String(_)) | ("boolean", Value::Bool(_)) => true,
-            ("integer" | "number", Value::Number(_)) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (t, v),
+            (_, Value::Null)
+                | ("string", Value::String(_))
+                | ("boolean", Value::Bool(_))
+                | ("integer" | "number", Value::Number(_))
+        );
         if !ok {
             let want = match t {
                 "integer" | "number" => "numeric (int or float)",
