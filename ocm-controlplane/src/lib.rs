@@ -11,7 +11,7 @@
 //! | [`rest`] | the verbs over storage: get, list, watch, create, update, patch, delete, deletecollection |
 //! | [`crd`] | CustomResourceDefinitions: dynamic serving, pruning, defaulting, validation |
 //! | [`conversion`] | converters called for CRDs with conversion strategy `Webhook` |
-//! | [`fieldmanager`] | `managedFields` for Update operations |
+//! | [`fieldmanager`] | `managedFields`: Update operations and server-side apply |
 //! | [`selector`] | label selectors (parsed by `ocm_api::selector`) and field selectors |
 //! | [`status`] | errors as `metav1.Status` with kube-apiserver's reasons and messages |
 //! | [`validation`] | names, labels, annotations, finalizers |

@@ -2,20 +2,19 @@
 //! a ClusterRole with an `aggregationRule` gets as `rules` the rules of every other ClusterRole
 //! its selectors match (selector by selector, roles by name, each distinct rule once).
 //!
-//! kube's controller writes `rules` with a forced server-side apply as manager
-//! `clusterrole-aggregation-controller`. This controller writes the same result directly: the
-//! rules, an `Apply` entry of that manager owning `f:rules` (taken from every other manager), and
-//! when nothing is aggregated any more the entry and the rules are dropped, as such an apply
-//! without rules does.
+//! Like kube's controller, it writes `rules` with a forced server-side apply as manager
+//! `clusterrole-aggregation-controller`: the manager takes `f:rules` from every other manager, and
+//! when nothing is aggregated any more it applies no rules, which drops them unless another
+//! manager owns them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
 use ocm_api::meta::LabelSelector;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::rest::Api;
+use crate::rest::{Api, RequestContext};
 use crate::storage::{self, StorageError, WatchItem};
 
 /// The manager name kube's controller applies as.
@@ -88,45 +87,8 @@ fn same_rules(a: &[Value], b: &[Value]) -> bool {
             .all(|(x, y)| normalized_rule(x) == normalized_rule(y))
 }
 
-/// The managedFields after the controller's forced apply of `rules` (`None` = an apply without
-/// rules), and whether the role keeps its rules.
-fn applied_managed_fields(current: &[Value], rules_applied: bool, now: &str) -> (Vec<Value>, bool) {
-    let mut others_own_rules = false;
-    let mut out: Vec<Value> = Vec::new();
-    for entry in current {
-        let is_ours = entry.get("manager").and_then(Value::as_str) == Some(MANAGER)
-            && entry.get("operation").and_then(Value::as_str) == Some("Apply");
-        if is_ours {
-            continue;
-        }
-        let mut entry = entry.clone();
-        let owns = entry.pointer("/fieldsV1/f:rules").is_some();
-        if owns && rules_applied {
-            // A forced apply takes the field from every other manager.
-            if let Some(fields) = entry.get_mut("fieldsV1").and_then(Value::as_object_mut) {
-                fields.remove("f:rules");
-                if fields.is_empty() {
-                    continue;
-                }
-            }
-        } else if owns {
-            others_own_rules = true;
-        }
-        out.push(entry);
-    }
-    if rules_applied {
-        let ours = json!({"apiVersion": API_VERSION, "fieldsType": "FieldsV1",
-            "fieldsV1": {"f:rules": {}}, "manager": MANAGER, "operation": "Apply", "time": now});
-        let at = out
-            .iter()
-            .position(|e| e.get("operation").and_then(Value::as_str) != Some("Apply"))
-            .unwrap_or(out.len());
-        out.insert(at, ours);
-    }
-    (out, rules_applied || others_own_rules)
-}
-
-/// Brings one aggregating role up to date; `Ok(false)` when it changed meanwhile.
+/// Brings one aggregating role up to date with a forced server-side apply of its rules, as
+/// kube's controller does; `Ok(false)` when it must be looked at again.
 async fn sync_role(api: &Api, key: &str, roles: &BTreeMap<String, Value>) -> Result<bool, StorageError> {
     let Some(current) = api.storage.get(key).await? else {
         return Ok(true);
@@ -137,32 +99,33 @@ async fn sync_role(api: &Api, key: &str, roles: &BTreeMap<String, Value>) -> Res
     if same_rules(&wanted, &rules_of(&current.object)) {
         return Ok(true);
     }
-    let mut role = (*current.object).clone();
-    let managed: Vec<Value> = role
-        .pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let now = crate::fieldmanager::now_rfc3339();
-    let (managed, keeps_rules) = applied_managed_fields(&managed, !wanted.is_empty(), &now);
-    let Some(map) = role.as_object_mut() else {
+    let Some(name) = current.object.pointer("/metadata/name").and_then(Value::as_str) else {
         return Ok(true);
     };
-    if wanted.is_empty() && !keeps_rules {
-        map.insert("rules".into(), Value::Null);
-    } else {
-        map.insert("rules".into(), Value::Array(wanted));
+    let Some(info) = api.registry.get(GROUP, "v1", "clusterroles") else {
+        return Ok(true);
+    };
+    // An apply without rules gives up the rules this manager owned.
+    let mut configuration =
+        json!({"apiVersion": API_VERSION, "kind": "ClusterRole", "metadata": {"name": name}});
+    if !wanted.is_empty() {
+        configuration["rules"] = Value::Array(wanted);
     }
-    let meta = crate::rest::ensure_object(map.entry("metadata").or_insert_with(|| Value::Object(Map::new())));
-    if managed.is_empty() {
-        meta.remove("managedFields");
-    } else {
-        meta.insert("managedFields".into(), Value::Array(managed));
-    }
-    match api.storage.update(key, role, Some(current.rv)).await {
+    let ctx = RequestContext {
+        name: Some(name.to_string()),
+        field_manager: Some(MANAGER.to_string()),
+        ..super::controller_context(MANAGER, None)
+    };
+    match api
+        .apply(&info, &ctx, configuration.to_string().as_bytes(), true)
+        .await
+    {
         Ok(_) => Ok(true),
-        Err(StorageError::WriteConflict { .. } | StorageError::WriteNotFound { .. }) => Ok(false),
-        Err(error) => Err(error),
+        Err(error) if error.code == 404 || error.code == 409 => Ok(false),
+        Err(error) => {
+            tracing::debug!(%name, error = %error.message, "could not apply the aggregated rules");
+            Ok(false)
+        }
     }
 }
 
@@ -252,19 +215,5 @@ mod tests {
         assert_eq!(rules, vec![rule_a.clone(), rule_b]);
         assert!(same_rules(&[], &rules_of(&target)));
         assert!(aggregate(&roles["a"], &roles).is_none());
-    }
-
-    #[test]
-    fn a_forced_apply_takes_the_rules_from_other_managers() {
-        let recorder = json!({"manager": "rec", "operation": "Update",
-            "fieldsV1": {"f:aggregationRule": {}, "f:rules": {}}});
-        let (fields, keeps) = applied_managed_fields(&[recorder], true, "t");
-        assert!(keeps);
-        assert_eq!(fields[0]["manager"], MANAGER);
-        assert_eq!(fields[0]["fieldsV1"], json!({"f:rules": {}}));
-        assert_eq!(fields[1]["fieldsV1"], json!({"f:aggregationRule": {}}));
-        let (fields, keeps) = applied_managed_fields(&fields, false, "t");
-        assert!(!keeps);
-        assert_eq!(fields.len(), 1);
     }
 }

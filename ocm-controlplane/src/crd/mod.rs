@@ -251,11 +251,8 @@ async fn establish(api: &Api, key: &str) {
             api_version: "apiextensions.k8s.io/v1",
             subresource: "status",
         };
-        let schema = crate::fieldmanager::Schema {
-            openapi: crate::registry::shapes::shape("apiextensions.k8s.io", "customresourcedefinitions")
-                .map(|s| &s.schema),
-            custom: false,
-        };
+        let schema =
+            crate::fieldmanager::Schema::builtin("apiextensions.k8s.io", "customresourcedefinitions");
         let managed =
             crate::fieldmanager::update_managed_fields(Some(crd), &new, schema, &["spec"], &manager);
         crate::rest::meta_mut(&mut new).insert("managedFields".into(), Value::Array(managed));

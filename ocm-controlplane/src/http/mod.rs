@@ -430,6 +430,7 @@ async fn handle_inner(
         user,
     };
     let api = &state.api;
+    let force = q.get("force").is_some_and(|f| f == "true" || f == "1");
     let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
     if body.len() > MAX_BODY {
         return Err(ApiError::new(
@@ -509,10 +510,10 @@ async fn handle_inner(
                     dry_run: true,
                     ..ctx.clone()
                 };
-                let preview = api.patch(&info, &preview_ctx, content_type, &body).await?;
+                let preview = api.patch(&info, &preview_ctx, content_type, &body, force).await?;
                 access::admit_patched(authorizer, &identity, &attributes, &preview.body)?;
             }
-            api.patch(&info, &ctx, content_type, &body).await?
+            api.patch(&info, &ctx, content_type, &body, force).await?
         }
         (Method::DELETE, true) => {
             api.delete(&info, &ctx, &delete_options(&body, protobuf_body, &q)?)

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::update::FieldsBy;
 use super::{
     Api, Reply, RequestContext, generate_suffix, key_of, meta_mut, meta_str, storage_error, to_version,
 };
@@ -39,7 +40,21 @@ impl Api {
         body: &[u8],
     ) -> Result<Reply, ApiError> {
         let mut warnings = Vec::new();
-        let mut object = self.decode(info, ctx, body, &mut warnings)?;
+        let object = self.decode(info, ctx, body, &mut warnings)?;
+        self.create_prepared(info, ctx, object, warnings, FieldsBy::Update)
+            .await
+    }
+
+    /// Creates a decoded object; with [`FieldsBy::Apply`] it already carries its managedFields
+    /// (server-side apply creating it).
+    pub(super) async fn create_prepared(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        mut object: Value,
+        warnings: Vec<String>,
+        fields_by: FieldsBy,
+    ) -> Result<Reply, ApiError> {
         let ns = if info.namespaced {
             ctx.namespace.clone()
         } else {
@@ -146,9 +161,17 @@ impl Api {
             (false, true) => &["status"],
             (false, false) => &[],
         };
-        let zero = zero_object(info);
-        let managed =
-            fieldmanager::update_managed_fields(zero.as_ref(), &object, schema_of(info), reset, &manager);
+        let managed = match fields_by {
+            FieldsBy::Update => {
+                let zero = zero_object(info);
+                fieldmanager::update_managed_fields(zero.as_ref(), &object, schema_of(info), reset, &manager)
+            }
+            FieldsBy::Apply => object
+                .pointer("/metadata/managedFields")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        };
         kinds::prepare_create(info, &mut object);
         if info.is_custom() {
             crate::crd::schema::default_custom(info, &mut object);

@@ -6,6 +6,7 @@
 //! optimistic concurrency. Custom resources additionally go through [`crate::crd::schema`]
 //! (pruning, defaulting, validation).
 
+mod apply;
 mod create;
 pub mod decode;
 mod delete;
@@ -236,14 +237,8 @@ fn invalid_subject(info: &ResourceInfo) -> crate::status::Subject {
 /// How the field manager sees objects of the addressed version.
 fn schema_of(info: &ResourceInfo) -> Schema<'_> {
     match &info.custom {
-        Some(c) => Schema {
-            openapi: Some(&c.schema),
-            custom: true,
-        },
-        None => Schema {
-            openapi: crate::registry::shapes::shape(&info.group, &info.resource).map(|s| &s.schema),
-            custom: false,
-        },
+        Some(c) => Schema::custom(&c.schema),
+        None => Schema::builtin(&info.group, &info.resource),
     }
 }
 

@@ -1,5 +1,6 @@
-//! PATCH: JSON merge patch (RFC 7386) and JSON patch (RFC 6902) applied to the stored object,
-//! then written through the update loop.
+//! PATCH: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch applied to
+//! the stored object, then written through the update loop; server-side apply is handed to
+//! [`super::apply`].
 
 use serde_json::{Value, json};
 
@@ -9,16 +10,24 @@ use crate::registry::{ResourceInfo, shapes, structure};
 use crate::status::ApiError;
 
 impl Api {
-    /// PATCH with a JSON merge patch or JSON patch.
+    /// PATCH of the type `content_type` names; `force` (server-side apply only) takes fields
+    /// other managers own.
     pub async fn patch(
         &self,
         info: &ResourceInfo,
         ctx: &RequestContext,
         content_type: &str,
         body: &[u8],
+        force: bool,
     ) -> Result<Reply, ApiError> {
         let mut warnings = Vec::new();
         let kind = content_type.split(';').next().unwrap_or_default().trim();
+        if kind == "application/apply-patch+yaml" {
+            return self.apply(info, ctx, body, force).await;
+        }
+        if force {
+            return Err(super::apply::force_on_non_apply());
+        }
         enum P {
             Merge(Value),
             Strategic(Value),
@@ -40,9 +49,7 @@ impl Api {
                     Err(_) => return Err(generic_invalid()),
                 }
             }
-            "application/strategic-merge-patch+json"
-            | "application/apply-patch+yaml"
-            | "application/apply-patch+cbor" => {
+            "application/strategic-merge-patch+json" | "application/apply-patch+cbor" => {
                 return Err(ApiError::new(
                     415,
                     "UnsupportedMediaType",

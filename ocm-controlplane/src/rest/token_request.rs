@@ -386,10 +386,7 @@ impl Api {
         let managed = fieldmanager::update_managed_fields(
             Some(&json!({"metadata": {}, "spec": {}, "status": {}})),
             &request,
-            Schema {
-                openapi: None,
-                custom: false,
-            },
+            Schema::builtin("authentication.k8s.io", "tokenrequests"),
             &[],
             &Manager {
                 name: &ctx.manager_name(),

@@ -12,6 +12,15 @@ use crate::registry::ResourceInfo;
 use crate::status::ApiError;
 use crate::storage::StorageError;
 
+/// Who computes the managedFields of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FieldsBy {
+    /// The loop, as an Update by the request's manager.
+    Update,
+    /// Server-side apply, before the loop (they come with the computed object).
+    Apply,
+}
+
 impl Api {
     /// PUT: replace an object (or its status with `ctx.subresource`).
     pub async fn update(
@@ -54,7 +63,22 @@ impl Api {
         ctx: &RequestContext,
         requested_rv: &str,
         warnings: &mut Vec<String>,
+        compute: impl FnMut(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Reply, ApiError> {
+        self.write_loop_with(info, ctx, requested_rv, warnings, compute, FieldsBy::Update)
+            .await
+    }
+
+    /// The read-modify-write loop; with [`FieldsBy::Apply`] the object `compute` returns already
+    /// carries its managedFields.
+    pub(super) async fn write_loop_with(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        requested_rv: &str,
+        warnings: &mut Vec<String>,
         mut compute: impl FnMut(&Value) -> Result<Value, ApiError>,
+        fields_by: FieldsBy,
     ) -> Result<Reply, ApiError> {
         let name = ctx.name.clone().unwrap_or_default();
         let ns = if info.namespaced {
@@ -153,8 +177,20 @@ impl Api {
             } else {
                 &[]
             };
-            let managed =
-                fieldmanager::update_managed_fields(Some(old), &submitted, schema_of(info), reset, &manager);
+            let managed = match fields_by {
+                FieldsBy::Update => fieldmanager::update_managed_fields(
+                    Some(old),
+                    &submitted,
+                    schema_of(info),
+                    reset,
+                    &manager,
+                ),
+                FieldsBy::Apply => submitted
+                    .pointer("/metadata/managedFields")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            };
             if managed.is_empty() {
                 meta_mut(&mut new).remove("managedFields");
             } else {
@@ -181,6 +217,7 @@ impl Api {
                 );
             }
             crate::crd::on_update(info, stored_old, &mut new);
+            fieldmanager::keep_times_of_unchanged(&mut new, stored_old);
             // No-op writes keep the stored object and its resourceVersion.
             if &new == stored_old {
                 return Ok(Reply {

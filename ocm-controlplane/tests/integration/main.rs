@@ -11,5 +11,6 @@ mod kube_runtime;
 mod kubectl;
 mod namespace_lifecycle;
 mod security_rbac;
+mod server_side_apply;
 mod strategic_merge;
 mod token_request;

@@ -64,10 +64,7 @@ const EXPECTATIONS: &[(&str, Expectation)] = &[
     ("crd", Expectation::MustPass),
     ("examples", Expectation::MustPass),
     ("discovery", Expectation::MustPass),
-    ("patch", Expectation::Report),
-    ("patch/json-merge-patch", Expectation::MustPass),
-    ("patch/json-patch", Expectation::MustPass),
-    ("patch/strategic-merge-deployment", Expectation::MustPass),
+    ("patch", Expectation::MustPass),
     ("lifecycle", Expectation::MustPass),
     ("security", Expectation::MustPass),
 ];

@@ -7,8 +7,9 @@
 //! when `shared/ocm-examples` is absent. Every test uses its own names (or its own server) and cleans
 //! up, so they also pass against a real cluster (`OCM_TEST_HUB_KUBECONFIG`).
 //!
-//! Not covered here on purpose: kubectl's defaults of strategic-merge `patch` and client-side
-//! `apply` (issue 5). Commands that send protobuf bodies (`kubectl create namespace|configmap|
+//! Client-side `apply`, strategic `patch` and `diff` are in `apply_client_side`; `apply
+//! --server-side` (conflicts, `--force-conflicts`, moving from client-side apply) in
+//! `apply_server_side`. Commands that send protobuf bodies (`kubectl create namespace|configmap|
 //! secret ...` and `certificate approve|deny` use client-go's typed clients, which encode built-in
 //! kinds as protobuf) are in `typed_clients`; the other modules create with `create -f -` (JSON).
 //!
@@ -19,6 +20,7 @@
 //! they still check everything else. `explain` reads the same documents.
 
 mod apply_client_side;
+mod apply_server_side;
 mod auth;
 mod create;
 mod delete_cascade;
