@@ -3,7 +3,7 @@
 //!
 //! 1. An object without managedFields first gets a `before-first-apply` Update manager owning
 //!    everything it holds, so that applying to it conflicts with what was there.
-//! 2. The configuration is merged into the object ([`typed::merge`]); the applier's set becomes
+//! 2. The configuration is merged into the object (`typed::merge`); the applier's set becomes
 //!    exactly the configuration's fields (minus the fields the strategy resets).
 //! 3. Fields the applier applied last time and no longer applies are removed, unless another
 //!    manager owns them (or they only ever were the applier's by sharing a parent).

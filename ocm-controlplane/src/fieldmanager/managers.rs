@@ -309,7 +309,7 @@ pub fn strip(set: &FieldSet) -> FieldSet {
 const MAX_UPDATE_MANAGERS: usize = 10;
 
 /// Merges the oldest Update managers into one `ancient-changes` entry per apiVersion while there
-/// are more than [`MAX_UPDATE_MANAGERS`].
+/// are more than `MAX_UPDATE_MANAGERS`.
 pub fn cap_update_managers(managed: &mut Managed) {
     let mut updaters: Vec<Identity> = managed
         .keys()

@@ -7,7 +7,7 @@
 //! | [`typed`] | objects read through a [`Schema`]: field sets, comparison, merge, removal |
 //! | [`managers`] | managedFields entries ⇄ the managers' sets (identities, sorting, capping) |
 //! | [`update`] | the Update path: create, update and the non-apply patches |
-//! | [`apply`] | the Apply path: server-side apply's merge, pruning, conflicts and `force` |
+//! | [`mod@apply`] | the Apply path: server-side apply's merge, pruning, conflicts and `force` |
 //!
 //! How an object maps onto field paths depends on its schema: the OpenAPI v3 schema of a custom
 //! resource version, or the built-in kind's definition from [`crate::registry::structure`]
