@@ -1,4 +1,14 @@
-//! Example programs of OCM for Rust.
+//! Example programs of OCM for Rust, and what they share.
 //!
-//! The binaries that assemble a full hub, a klusterlet, the helloworld add-on (hub and agent) and
-//! the quickstart live in this package as they are built; it is not published.
+//! The binaries (`hub`, `klusterlet`, `quickstart`) assemble the controllers of `ocm-core` into
+//! processes that run the way upstream's do: flags named like upstream's, logs through `tracing`,
+//! Prometheus metrics and health checks over HTTP, and a clean shutdown on SIGTERM or Ctrl-C. This
+//! library holds those shared parts; the package is not published.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`process`] | logging set-up and the shutdown signal |
+//! | [`serving`] | `/healthz`, `/readyz` and `/metrics` over HTTP |
+
+pub mod process;
+pub mod serving;
