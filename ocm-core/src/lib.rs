@@ -8,5 +8,6 @@
 //! on `ocm-controlplane`. See `docs/architecture.md` for how data flows between them and
 //! `docs/registration.md` for the join flow object by object.
 
+pub mod crds;
 pub mod metrics;
 pub mod registration;
