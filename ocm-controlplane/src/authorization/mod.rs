@@ -13,6 +13,8 @@ pub mod request;
 
 #[cfg(test)]
 mod rbac_model_tests;
+#[cfg(test)]
+mod rbac_tests;
 
 pub use authorizer::Authorizer;
 

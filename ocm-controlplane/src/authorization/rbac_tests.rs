@@ -1,0 +1,274 @@
+//! Unit tests of RBAC rule matching and policy evaluation (`rbac.rs`).
+
+use super::rbac::*;
+use super::{Attributes, Decision, Target};
+use crate::auth::UserInfo;
+use serde_json::json;
+
+fn user(name: &str, groups: &[&str]) -> UserInfo {
+    UserInfo {
+        name: name.into(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+    }
+}
+
+fn res(verb: &str, ns: Option<&str>, group: &str, resource: &str, sub: &str, name: &str) -> Attributes {
+    Attributes {
+        verb: verb.into(),
+        target: Target::Resource {
+            namespace: ns.map(str::to_string),
+            group: group.into(),
+            resource: resource.into(),
+            subresource: sub.into(),
+            name: name.into(),
+        },
+    }
+}
+
+fn path(verb: &str, p: &str) -> Attributes {
+    Attributes {
+        verb: verb.into(),
+        target: Target::NonResource { path: p.into() },
+    }
+}
+
+fn policy() -> Policy {
+    let mut p = Policy::new();
+    p.upsert(
+        "Role",
+        &json!({"metadata": {"name": "cm-reader", "namespace": "a"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]}),
+    );
+    p.upsert(
+        "RoleBinding",
+        &json!({"metadata": {"name": "alice-reads", "namespace": "a"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-reader"},
+            "subjects": [{"kind": "User", "name": "alice"}]}),
+    );
+    p.upsert(
+        "ClusterRole",
+        &json!({"metadata": {"name": "system:discovery"},
+            "rules": [{"nonResourceURLs": ["/api", "/api/*", "/healthz"], "verbs": ["get"]}]}),
+    );
+    p.upsert(
+        "ClusterRoleBinding",
+        &json!({"metadata": {"name": "system:discovery"},
+            "roleRef": {"kind": "ClusterRole", "name": "system:discovery"},
+            "subjects": [{"kind": "Group", "name": "system:authenticated"}]}),
+    );
+    p.upsert(
+        "ClusterRole",
+        &json!({"metadata": {"name": "csr-approver"},
+            "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests/approval"], "verbs": ["update"]},
+                      {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "resourceNames": ["kubernetes.io/kube-apiserver-client"], "verbs": ["approve"]}]}),
+    );
+    p.upsert(
+        "RoleBinding",
+        &json!({"metadata": {"name": "sa-approves", "namespace": "a"},
+            "roleRef": {"kind": "ClusterRole", "name": "csr-approver"},
+            "subjects": [{"kind": "ServiceAccount", "name": "approver"}]}),
+    );
+    p
+}
+
+#[test]
+fn a_role_binding_grants_in_its_namespace_only() {
+    let p = policy();
+    let alice = user("alice", &["system:authenticated"]);
+    let d = p.authorize(&alice, &res("get", Some("a"), "", "configmaps", "", "data"));
+    assert_eq!(
+        d,
+        Decision::Allow {
+            reason: r#"RBAC: allowed by RoleBinding "alice-reads/a" of Role "cm-reader" to User "alice""#
+                .into()
+        }
+    );
+    assert!(
+        !p.authorize(&alice, &res("get", Some("b"), "", "configmaps", "", "data"))
+            .allowed()
+    );
+    assert!(
+        !p.authorize(&alice, &res("create", Some("a"), "", "configmaps", "", ""))
+            .allowed()
+    );
+    assert!(
+        !p.authorize(&alice, &res("list", None, "", "configmaps", "", ""))
+            .allowed()
+    );
+    assert!(
+        !p.authorize(&alice, &res("get", Some("a"), "", "secrets", "", "x"))
+            .allowed()
+    );
+}
+
+#[test]
+fn cluster_role_bindings_and_non_resource_urls() {
+    let p = policy();
+    let bob = user("bob", &["system:authenticated"]);
+    assert_eq!(
+        p.authorize(&bob, &path("get", "/healthz")),
+        Decision::Allow {
+            reason: r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#.into()
+        }
+    );
+    assert!(p.authorize(&bob, &path("get", "/api/v1")).allowed());
+    assert!(!p.authorize(&bob, &path("get", "/apis")).allowed());
+    assert!(!p.authorize(&bob, &path("post", "/api")).allowed());
+    assert!(
+        !p.authorize(&UserInfo::anonymous(), &path("get", "/api"))
+            .allowed()
+    );
+}
+
+#[test]
+fn subresources_resource_names_and_service_accounts() {
+    let p = policy();
+    let sa = user(
+        "system:serviceaccount:a:approver",
+        &["system:serviceaccounts", "system:authenticated"],
+    );
+    // The binding lives in namespace a: it grants only there, even for cluster-scoped kinds.
+    assert!(
+        !p.authorize(
+            &sa,
+            &res(
+                "update",
+                None,
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                "approval",
+                "c"
+            )
+        )
+        .allowed()
+    );
+    assert!(
+        p.authorize(
+            &sa,
+            &res(
+                "update",
+                Some("a"),
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                "approval",
+                "c"
+            )
+        )
+        .allowed()
+    );
+    assert!(
+        !p.authorize(
+            &sa,
+            &res(
+                "update",
+                Some("a"),
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                "",
+                "c"
+            )
+        )
+        .allowed()
+    );
+    assert!(
+        p.authorize(
+            &sa,
+            &res(
+                "approve",
+                Some("a"),
+                "certificates.k8s.io",
+                "signers",
+                "",
+                "kubernetes.io/kube-apiserver-client"
+            )
+        )
+        .allowed()
+    );
+    assert!(
+        !p.authorize(
+            &sa,
+            &res(
+                "approve",
+                Some("a"),
+                "certificates.k8s.io",
+                "signers",
+                "",
+                "example.com/other"
+            )
+        )
+        .allowed()
+    );
+    assert!(
+        !p.authorize(
+            &sa,
+            &res("approve", Some("a"), "certificates.k8s.io", "signers", "", "")
+        )
+        .allowed()
+    );
+    let other = user("system:serviceaccount:b:approver", &["system:authenticated"]);
+    assert!(
+        !p.authorize(
+            &other,
+            &res(
+                "update",
+                Some("a"),
+                "certificates.k8s.io",
+                "certificatesigningrequests",
+                "approval",
+                "c"
+            )
+        )
+        .allowed()
+    );
+}
+
+#[test]
+fn wildcards_and_star_subresources() {
+    let rule = Rule::from_json(&json!({"apiGroups": ["*"], "resources": ["*/status"], "verbs": ["*"]}));
+    assert!(rule.allows(&res("patch", None, "apps", "deployments", "status", "d")));
+    assert!(!rule.allows(&res("patch", None, "apps", "deployments", "", "d")));
+    let all = Rule::from_json(&json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}));
+    assert!(all.allows(&res("delete", Some("x"), "g", "r", "s", "n")));
+    assert!(!all.allows(&path("get", "/healthz")));
+    let prefix = Rule::from_json(&json!({"nonResourceURLs": ["/openapi/*"], "verbs": ["get"]}));
+    assert!(prefix.allows(&path("get", "/openapi/v3")));
+    assert!(!prefix.allows(&path("get", "/openapi")));
+}
+
+#[test]
+fn missing_roles_grant_nothing_and_removal_takes_effect() {
+    let mut p = policy();
+    p.upsert(
+        "ClusterRoleBinding",
+        &json!({"metadata": {"name": "dangling"}, "roleRef": {"kind": "ClusterRole", "name": "nope"},
+            "subjects": [{"kind": "User", "name": "carol"}]}),
+    );
+    let carol = user("carol", &[]);
+    assert!(
+        !p.authorize(&carol, &res("get", None, "", "nodes", "", "n"))
+            .allowed()
+    );
+    let alice = user("alice", &[]);
+    p.remove("RoleBinding", "a", "alice-reads");
+    assert!(
+        !p.authorize(&alice, &res("get", Some("a"), "", "configmaps", "", "data"))
+            .allowed()
+    );
+}
+
+#[test]
+fn rules_for_lists_cluster_rules_first() {
+    let p = policy();
+    let alice = user("alice", &["system:authenticated"]);
+    let rules = p.rules_for(&alice, "a");
+    assert_eq!(rules.len(), 2);
+    assert!(
+        rules[0]
+            .source
+            .starts_with("ClusterRoleBinding \"system:discovery\"")
+    );
+    assert_eq!(
+        rules[1].rule.to_json(),
+        json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["configmaps"]})
+    );
+}
