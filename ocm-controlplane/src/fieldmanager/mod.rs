@@ -14,6 +14,8 @@
 //! (structs, maps, atomic, set and keyed lists, `x-kubernetes-map-type: atomic`).
 
 pub mod apply;
+#[cfg(test)]
+mod apply_props;
 pub mod fieldset;
 pub mod managers;
 pub mod typed;

@@ -17,6 +17,8 @@ pub mod list;
 mod patch;
 pub mod reviews;
 pub mod strategic;
+#[cfg(test)]
+mod strategic_props;
 pub mod token_request;
 mod update;
 pub mod watch;
