@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::update::FieldsBy;
-use super::{Api, Reply, RequestContext, decode, key_of, kinds, schema_of};
+use super::{Api, Reply, RequestContext, decode, kinds, schema_of};
 use crate::fieldmanager::{self, ApplyError, ApplyRequest, Manager};
 use crate::registry::{ResourceInfo, shapes};
 use crate::status::ApiError;
@@ -55,36 +55,9 @@ impl Api {
             },
             force,
         };
-        let name = ctx.name.clone().unwrap_or_default();
-        let ns = if info.namespaced {
-            ctx.namespace.as_deref()
-        } else {
-            None
-        };
-        let exists = self
-            .storage
-            .get(&key_of(info, ns, &name))
-            .await
-            .map_err(ApiError::internal)?
-            .is_some();
-        if !exists && sub.is_empty() {
-            if !requested_rv.is_empty() {
-                return Err(ApiError::not_found(&info.subject(), &name));
-            }
-            let applied = fieldmanager::apply(&json!({}), &config, &request).map_err(apply_error)?;
-            let mut object = applied.object;
-            let mut warnings = Vec::new();
-            self.decode_merged(info, ctx, &mut object, &mut warnings)?;
-            if let Some(m) = object.pointer_mut("/metadata").and_then(Value::as_object_mut) {
-                m.insert("name".into(), json!(name));
-            }
-            return self
-                .create_prepared(info, ctx, object, warnings, FieldsBy::Apply)
-                .await;
-        }
         let mut warnings = Vec::new();
         let mut extra_warnings = Vec::new();
-        let mut reply = self
+        let updated = self
             .write_loop_with(
                 info,
                 ctx,
@@ -98,9 +71,27 @@ impl Api {
                 },
                 FieldsBy::Apply,
             )
-            .await?;
-        reply.warnings.extend(extra_warnings);
-        Ok(reply)
+            .await;
+        match updated {
+            Ok(mut reply) => {
+                reply.warnings.extend(extra_warnings);
+                Ok(reply)
+            }
+            // Nothing stored under the name: the apply creates the object (not through /status,
+            // and not with a resourceVersion precondition).
+            Err(error) if error.code == 404 && sub.is_empty() && requested_rv.is_empty() => {
+                let applied = fieldmanager::apply(&json!({}), &config, &request).map_err(apply_error)?;
+                let mut object = applied.object;
+                let mut warnings = Vec::new();
+                self.decode_merged(info, ctx, &mut object, &mut warnings)?;
+                if let Some(m) = object.pointer_mut("/metadata").and_then(Value::as_object_mut) {
+                    m.insert("name".into(), json!(ctx.name.clone().unwrap_or_default()));
+                }
+                self.create_prepared(info, ctx, object, warnings, FieldsBy::Apply)
+                    .await
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// The merged object decoded as a written object is: type checks, then pruning and defaulting
@@ -173,40 +164,36 @@ fn check_configuration(info: &ResourceInfo, ctx: &RequestContext, config: &Value
     Ok(())
 }
 
-/// The 422 of an apply without `fieldManager`.
-fn field_manager_required() -> ApiError {
+/// kube-apiserver's 422 for invalid PatchOptions: `field` with a cause of `reason` saying `detail`.
+fn invalid_patch_options(field: &str, reason: &str, detail: &str) -> ApiError {
     ApiError::new(
         422,
         "Invalid",
-        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+        format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {detail}"),
     )
     .with_details(json!({
         "group": "meta.k8s.io",
         "kind": "PatchOptions",
-        "causes": [{
-            "reason": "FieldValueRequired",
-            "message": "Required value: is required for apply patch",
-            "field": "fieldManager",
-        }],
+        "causes": [{"reason": reason, "message": detail, "field": field}],
     }))
+}
+
+/// The 422 of an apply without `fieldManager`.
+fn field_manager_required() -> ApiError {
+    invalid_patch_options(
+        "fieldManager",
+        "FieldValueRequired",
+        "Required value: is required for apply patch",
+    )
 }
 
 /// The 422 of `force` on a patch that is not an apply.
 pub(super) fn force_on_non_apply() -> ApiError {
-    ApiError::new(
-        422,
-        "Invalid",
-        "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
+    invalid_patch_options(
+        "force",
+        "FieldValueForbidden",
+        "Forbidden: may not be specified for non-apply patch",
     )
-    .with_details(json!({
-        "group": "meta.k8s.io",
-        "kind": "PatchOptions",
-        "causes": [{
-            "reason": "FieldValueForbidden",
-            "message": "Forbidden: may not be specified for non-apply patch",
-            "field": "force",
-        }],
-    }))
 }
 
 /// The answer kube-apiserver gives for each way an apply fails.
