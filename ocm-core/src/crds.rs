@@ -73,14 +73,8 @@ pub async fn install(
         crd.metadata.managed_fields = None;
         crd.metadata.resource_version = None;
         crd.status = None;
-        // Server-side apply needs the type in the body.
-        let mut body = serde_json::to_value(&crd).map_err(|e| InstallError::Apply {
-            name: name.clone(),
-            source: kube::Error::SerdeError(e),
-        })?;
-        body["apiVersion"] = "apiextensions.k8s.io/v1".into();
-        body["kind"] = "CustomResourceDefinition".into();
-        api.patch(&name, &params, &Patch::Apply(&body))
+        // k8s-openapi writes apiVersion and kind, as an apply body needs.
+        api.patch(&name, &params, &Patch::Apply(&crd))
             .await
             .map_err(|source| InstallError::Apply {
                 name: name.clone(),

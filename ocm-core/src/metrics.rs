@@ -50,14 +50,4 @@ impl ControllerMetrics {
             })
             .inc();
     }
-
-    /// The number of reconciliations of `controller` that ended with `success`.
-    pub fn count(&self, controller: &str, success: bool) -> u64 {
-        self.reconciles
-            .get_or_create(&ReconcileLabels {
-                controller: controller.to_string(),
-                result: if success { "success" } else { "error" },
-            })
-            .get()
-    }
 }
