@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, PropagationPolicy};
 use ocm_benches::load::LoadError;
 use ocm_benches::load::target::{Target, create_namespace};
-use serde_json::json;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -62,25 +62,33 @@ fn api_err(what: &str) -> impl FnOnce(kube::Error) -> BenchError + '_ {
     }
 }
 
+/// A ConfigMap with a small payload, labelled `run=gc`, owned by `owner` (name, uid) if given.
 fn configmap(name: &str, owner: Option<(&str, &str)>) -> ConfigMap {
-    let mut value = json!({"metadata": {"name": name}, "data": {"payload": "x".repeat(64)}});
-    if let Some((owner_name, uid)) = owner {
-        value["metadata"]["ownerReferences"] =
-            json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": owner_name, "uid": uid}]);
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some([("run".to_string(), "gc".to_string())].into()),
+            owner_references: owner.map(|(owner_name, uid)| {
+                vec![OwnerReference {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    name: owner_name.into(),
+                    uid: uid.into(),
+                    ..OwnerReference::default()
+                }]
+            }),
+            ..ObjectMeta::default()
+        },
+        data: Some([("payload".to_string(), "x".repeat(64))].into()),
+        ..ConfigMap::default()
     }
-    serde_json::from_value(value).unwrap_or_default()
 }
 
-async fn fill(
-    api: &Api<ConfigMap>,
-    names: Vec<String>,
-    owner: Option<(&str, &str)>,
-    concurrency: usize,
-) -> Result<(), BenchError> {
-    futures::stream::iter(names)
-        .map(|name| {
+/// Creates `objects`, `concurrency` at a time.
+async fn fill(api: &Api<ConfigMap>, objects: Vec<ConfigMap>, concurrency: usize) -> Result<(), BenchError> {
+    futures::stream::iter(objects)
+        .map(|cm| {
             let api = api.clone();
-            let cm = configmap(&name, owner);
             async move { api.create(&PostParams::default(), &cm).await.map(|_| ()) }
         })
         .buffer_unordered(concurrency)
@@ -117,13 +125,10 @@ async fn namespace_phase(client: &Client, o: &Options) -> Result<Duration, Bench
     let ns = "deletion-load-namespace";
     create_namespace(client, ns).await?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    fill(
-        &api,
-        (0..o.objects).map(|i| format!("cm-{i}")).collect(),
-        None,
-        o.concurrency,
-    )
-    .await?;
+    let objects = (0..o.objects)
+        .map(|i| configmap(&format!("cm-{i}"), None))
+        .collect();
+    fill(&api, objects, o.concurrency).await?;
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     let start = Instant::now();
     namespaces
@@ -141,8 +146,9 @@ async fn namespace_phase(client: &Client, o: &Options) -> Result<Duration, Bench
     Ok(start.elapsed())
 }
 
-/// Creates a root and `n` dependents (all labelled `run=<ns>`), deletes the root with `policy` and
-/// times until every dependent (and the root) is gone.
+/// Creates a root and `--dependents` dependents in `ns` (all labelled `run=gc`): owned by the root,
+/// or with `chain` each owned by the previous one. Deletes the root with `policy` and times until
+/// every one of them (the root included) is gone.
 async fn owners_phase(
     client: &Client,
     o: &Options,
@@ -152,12 +158,8 @@ async fn owners_phase(
 ) -> Result<Duration, BenchError> {
     create_namespace(client, ns).await?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let labelled = |mut cm: ConfigMap| {
-        cm.metadata.labels = Some([("run".to_string(), "gc".to_string())].into());
-        cm
-    };
     let root = api
-        .create(&PostParams::default(), &labelled(configmap("root", None)))
+        .create(&PostParams::default(), &configmap("root", None))
         .await
         .map_err(api_err("creating the root"))?;
     let root_uid = root.metadata.uid.unwrap_or_default();
@@ -166,27 +168,17 @@ async fn owners_phase(
         for i in 0..o.dependents {
             let name = format!("link-{i}");
             let created = api
-                .create(
-                    &PostParams::default(),
-                    &labelled(configmap(&name, Some((&owner, &uid)))),
-                )
+                .create(&PostParams::default(), &configmap(&name, Some((&owner, &uid))))
                 .await
                 .map_err(api_err("creating a link"))?;
             uid = created.metadata.uid.unwrap_or_default();
             owner = name;
         }
     } else {
-        let names: Vec<String> = (0..o.dependents).map(|i| format!("dep-{i}")).collect();
-        futures::stream::iter(names)
-            .map(|name| {
-                let api = api.clone();
-                let cm = labelled(configmap(&name, Some(("root", &root_uid))));
-                async move { api.create(&PostParams::default(), &cm).await.map(|_| ()) }
-            })
-            .buffer_unordered(o.concurrency)
-            .try_collect::<Vec<()>>()
-            .await
-            .map_err(api_err("creating dependents"))?;
+        let dependents = (0..o.dependents)
+            .map(|i| configmap(&format!("dep-{i}"), Some(("root", &root_uid))))
+            .collect();
+        fill(&api, dependents, o.concurrency).await?;
     }
     let start = Instant::now();
     let params = DeleteParams {
@@ -204,42 +196,34 @@ async fn owners_phase(
 }
 
 async fn run(client: Client, o: &Options) -> Result<Vec<(String, Duration)>, BenchError> {
-    let mut rows = Vec::new();
-    let d = namespace_phase(&client, o).await?;
-    rows.push((format!("delete a namespace holding {} ConfigMaps", o.objects), d));
-    let d = owners_phase(
-        &client,
-        o,
-        "deletion-load-background",
-        PropagationPolicy::Background,
-        false,
-    )
-    .await?;
-    rows.push((
-        format!("Background: collect {} dependents of one owner", o.dependents),
-        d,
-    ));
-    let d = owners_phase(
-        &client,
-        o,
-        "deletion-load-foreground",
-        PropagationPolicy::Foreground,
-        false,
-    )
-    .await?;
-    rows.push((
-        format!("Foreground: {} dependents, then the owner", o.dependents),
-        d,
-    ));
-    let d = owners_phase(
-        &client,
-        o,
-        "deletion-load-chain",
-        PropagationPolicy::Background,
-        true,
-    )
-    .await?;
-    rows.push((format!("Background: a chain of {} owners", o.dependents), d));
+    let mut rows = vec![(
+        format!("delete a namespace holding {} ConfigMaps", o.objects),
+        namespace_phase(&client, o).await?,
+    )];
+    let n = o.dependents;
+    let phases = [
+        (
+            format!("Background: collect {n} dependents of one owner"),
+            "deletion-load-background",
+            PropagationPolicy::Background,
+            false,
+        ),
+        (
+            format!("Foreground: {n} dependents, then the owner"),
+            "deletion-load-foreground",
+            PropagationPolicy::Foreground,
+            false,
+        ),
+        (
+            format!("Background: a chain of {n} owners"),
+            "deletion-load-chain",
+            PropagationPolicy::Background,
+            true,
+        ),
+    ];
+    for (what, ns, policy, chain) in phases {
+        rows.push((what, owners_phase(&client, o, ns, policy, chain).await?));
+    }
     Ok(rows)
 }
 
