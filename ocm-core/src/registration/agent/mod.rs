@@ -1,0 +1,1 @@
+//! The managed-cluster side of registration: the controllers a klusterlet's registration agent runs.

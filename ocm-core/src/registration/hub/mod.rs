@@ -1,0 +1,1 @@
+//! The hub side of registration: the controllers a cluster manager runs.
