@@ -7,8 +7,10 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`cluster`] | the cluster a process talks to: a kubeconfig's, or an embedded control plane (`--embedded DIR`) |
 //! | [`process`] | logging set-up and the shutdown signal |
 //! | [`serving`] | `/healthz`, `/readyz` and `/metrics` over HTTP |
 
+pub mod cluster;
 pub mod process;
 pub mod serving;
