@@ -8,9 +8,11 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cluster`] | the cluster a process talks to: a kubeconfig's, or an embedded control plane (`--embedded DIR`) |
+//! | [`flags`] | `--feature-gates` and `key=value` flags parsed as upstream's components parse them |
 //! | [`process`] | logging set-up and the shutdown signal |
 //! | [`serving`] | `/healthz`, `/readyz` and `/metrics` over HTTP |
 
 pub mod cluster;
+pub mod flags;
 pub mod process;
 pub mod serving;
