@@ -1,0 +1,115 @@
+//! managedcluster_lease and taint_add, without an agent: the test renews the lease and writes
+//! Available itself.
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::api::{Api, Patch, PatchParams};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_core::registration::hub::HubOptions;
+
+use super::{Hub, eventually, unique};
+
+fn taint_keys(cluster: &ManagedCluster) -> Vec<String> {
+    cluster
+        .spec
+        .taints
+        .iter()
+        .flatten()
+        .map(|t| t.key.clone())
+        .collect()
+}
+
+async fn wait_taints(hub: &Hub, name: &str, wanted: &[&str]) -> ManagedCluster {
+    eventually(&format!("{name} taints {wanted:?}"), || async {
+        let cluster = hub.clusters().get(name).await.ok()?;
+        (taint_keys(&cluster) == wanted).then_some(cluster)
+    })
+    .await
+}
+
+async fn renew(hub: &Hub, name: &str) {
+    let patch = serde_json::json!({"spec": {"renewTime": MicroTime(k8s_openapi::jiff::Timestamp::now())}});
+    Api::<Lease>::namespaced(hub.client.clone(), name)
+        .patch(
+            "managed-cluster-lease",
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+}
+
+async fn set_available(hub: &Hub, name: &str, status: &str) {
+    let cluster = hub.clusters().get(name).await.unwrap();
+    let mut conditions = cluster.status.and_then(|s| s.conditions).unwrap_or_default();
+    conditions.retain(|c| c.type_ != "ManagedClusterConditionAvailable");
+    conditions.push(ocm_api::meta::Condition::new(
+        "ManagedClusterConditionAvailable",
+        ocm_api::conditions::Status::parse(status).unwrap(),
+        "ByTest",
+        "set by the test",
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
+    ));
+    let patch = serde_json::json!({"status": {"conditions": conditions}});
+    hub.clusters()
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn managedcluster_lease_expiry_sets_unknown_and_taints_follow_available() {
+    let hub = Hub::start(HubOptions::default()).await;
+    let name = unique("lease");
+    hub.create_cluster(&name, true, 2).await;
+    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
+        .await;
+    // No Available condition yet: unreachable.
+    let cluster = wait_taints(&hub, &name, &["cluster.open-cluster-management.io/unreachable"]).await;
+    assert!(cluster.spec.taints.unwrap()[0].time_added.is_some());
+    let lease = eventually("hub creates the lease", || async {
+        Api::<Lease>::namespaced(hub.client.clone(), &name)
+            .get_opt("managed-cluster-lease")
+            .await
+            .ok()
+            .flatten()
+    })
+    .await;
+    assert_eq!(
+        lease.metadata.labels.unwrap()["open-cluster-management.io/cluster-name"],
+        name
+    );
+    hub.wait_condition(&name, "ManagedClusterConditionClockSynced", "True")
+        .await;
+
+    // The agent renews and reports Available: no taints.
+    renew(&hub, &name).await;
+    set_available(&hub, &name, "True").await;
+    wait_taints(&hub, &name, &[]).await;
+    // Available False: unavailable.
+    renew(&hub, &name).await;
+    set_available(&hub, &name, "False").await;
+    wait_taints(&hub, &name, &["cluster.open-cluster-management.io/unavailable"]).await;
+    renew(&hub, &name).await;
+    set_available(&hub, &name, "True").await;
+    wait_taints(&hub, &name, &[]).await;
+
+    // The agent stops renewing: after 5 × 2 s Available becomes Unknown, and unreachable is back.
+    let cluster = hub
+        .wait_condition(&name, "ManagedClusterConditionAvailable", "Unknown")
+        .await;
+    let condition = cluster
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "ManagedClusterConditionAvailable")
+        .unwrap();
+    assert_eq!(condition.reason, "ManagedClusterLeaseUpdateStopped");
+    assert_eq!(
+        condition.message,
+        "Registration agent stopped updating its lease."
+    );
+    wait_taints(&hub, &name, &["cluster.open-cluster-management.io/unreachable"]).await;
+}
