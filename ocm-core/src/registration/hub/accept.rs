@@ -1,5 +1,5 @@
-//! ManagedClusterController (ocm-core.md §2.2): accepting, denying and cleaning up clusters, and
-//! the shared ClusterRoles every accepted cluster's RoleBindings point at.
+//! ManagedClusterController (ocm-core.md §2.2): accepting, denying and cleaning up clusters.
+//! (The shared ClusterRoles and force-removed clusters are [`super::shared_roles`]'s.)
 //!
 //! - accepted (`spec.hubAcceptsClient` true): the cluster namespace, the finalizer
 //!   `api-resource-cleanup`, the per-cluster RBAC of [`super::rbac`], condition
@@ -11,7 +11,6 @@
 //!   is released. The namespace is never deleted.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
@@ -342,7 +341,7 @@ async fn deny(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptE
         "RoleBinding",
     )
     .await?;
-    let released = release_work_binding(ctx, &name).await?;
+    let released = release_work_binding(&ctx.client, &name).await?;
     let condition = Condition::new(
         cluster_conditions::HUB_ACCEPTED,
         Status::False,
@@ -370,27 +369,7 @@ async fn deny(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptE
 
 async fn cleanup(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptError> {
     let name = cluster.name_any();
-    let role_name = objects::managed_cluster_cluster_role(&name);
-    delete_ignoring_missing(
-        &Api::<ClusterRoleBinding>::all(ctx.client.clone()),
-        &role_name,
-        "ClusterRoleBinding",
-    )
-    .await?;
-    delete_ignoring_missing(
-        &Api::<ClusterRole>::all(ctx.client.clone()),
-        &role_name,
-        "ClusterRole",
-    )
-    .await?;
-    let bindings = Api::<RoleBinding>::namespaced(ctx.client.clone(), &name);
-    delete_ignoring_missing(
-        &bindings,
-        &objects::managed_cluster_registration_role_binding(&name),
-        "RoleBinding",
-    )
-    .await?;
-    if !release_work_binding(ctx, &name).await? {
+    if !remove_cluster_rbac(&ctx.client, &name).await? {
         return Ok(Action::requeue(ctx.options.work_cleanup_requeue));
     }
     if cluster
@@ -409,7 +388,37 @@ async fn cleanup(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Acce
     Ok(Action::await_change())
 }
 
-async fn delete_ignoring_missing<K>(api: &Api<K>, name: &str, kind: &'static str) -> Result<(), AcceptError>
+/// Deletes the cluster's ClusterRole, ClusterRoleBinding and RoleBindings (the work one is
+/// released once no ManifestWork remains); tells whether everything is gone.
+pub(super) async fn remove_cluster_rbac(client: &kube::Client, name: &str) -> Result<bool, AcceptError> {
+    let role_name = objects::managed_cluster_cluster_role(name);
+    delete_ignoring_missing(
+        &Api::<ClusterRoleBinding>::all(client.clone()),
+        &role_name,
+        "ClusterRoleBinding",
+    )
+    .await?;
+    delete_ignoring_missing(
+        &Api::<ClusterRole>::all(client.clone()),
+        &role_name,
+        "ClusterRole",
+    )
+    .await?;
+    let bindings = Api::<RoleBinding>::namespaced(client.clone(), name);
+    delete_ignoring_missing(
+        &bindings,
+        &objects::managed_cluster_registration_role_binding(name),
+        "RoleBinding",
+    )
+    .await?;
+    release_work_binding(client, name).await
+}
+
+pub(super) async fn delete_ignoring_missing<K>(
+    api: &Api<K>,
+    name: &str,
+    kind: &'static str,
+) -> Result<(), AcceptError>
 where
     K: kube::Resource + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
 {
@@ -426,11 +435,11 @@ where
 
 /// Deletes the work RoleBinding and releases its finalizer once no ManifestWork remains; tells
 /// whether the binding is gone (or about to be, finalizer released).
-async fn release_work_binding(ctx: &Context, cluster: &str) -> Result<bool, AcceptError> {
-    let bindings = Api::<RoleBinding>::namespaced(ctx.client.clone(), cluster);
+async fn release_work_binding(client: &kube::Client, cluster: &str) -> Result<bool, AcceptError> {
+    let bindings = Api::<RoleBinding>::namespaced(client.clone(), cluster);
     let name = objects::managed_cluster_work_role_binding(cluster);
     delete_ignoring_missing(&bindings, &name, "RoleBinding").await?;
-    let works = Api::<ManifestWork>::namespaced(ctx.client.clone(), cluster)
+    let works = Api::<ManifestWork>::namespaced(client.clone(), cluster)
         .list_metadata(&ListParams::default().limit(1))
         .await
         .map_err(|source| AcceptError::ListWorks {
@@ -510,72 +519,4 @@ async fn set_condition(
         .await
         .map(|_| ())
         .map_err(|source| AcceptError::PatchCluster { name, source })
-}
-
-/// Keeps the shared ClusterRoles `open-cluster-management:managedcluster:registration` and
-/// `…:work`: applied (edits rolled back) while at least one ManagedCluster exists, deleted when
-/// none does. Runs until its watches stop.
-///
-/// # Errors
-/// [`HubError::ControllerStopped`] when the watches end.
-pub async fn run_shared_roles(
-    client: kube::Client,
-    options: HubOptions,
-    metrics: ControllerMetrics,
-) -> Result<(), HubError> {
-    let clusters = watcher::watcher(
-        Api::<ManagedCluster>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .map(|_| ());
-    let roles = watcher::watcher(
-        Api::<ClusterRole>::all(client.clone()),
-        watcher::Config::default().labels(&format!("{}=", labels::CLUSTER_NAME)),
-    )
-    .map(|_| ());
-    let mut events = std::pin::pin!(futures::stream::select(clusters, roles));
-    let backoff = Backoff::default();
-    loop {
-        let next = tokio::time::timeout(Duration::from_secs(60), events.next()).await;
-        if matches!(next, Ok(None)) {
-            break;
-        }
-        match sync_shared_roles(&client, &options).await {
-            Ok(()) => {
-                backoff.succeeded("");
-                metrics.reconciled("sharedclusterroles", true);
-            }
-            Err(error) => {
-                metrics.reconciled("sharedclusterroles", false);
-                tracing::warn!(%error, "syncing the shared ClusterRoles failed");
-                tokio::time::sleep(backoff.failed("")).await;
-            }
-        }
-    }
-    Err(HubError::ControllerStopped("sharedclusterroles"))
-}
-
-async fn sync_shared_roles(client: &kube::Client, options: &HubOptions) -> Result<(), AcceptError> {
-    let any = Api::<ManagedCluster>::all(client.clone())
-        .list_metadata(&ListParams::default().limit(1))
-        .await
-        .map_err(|source| AcceptError::ListWorks {
-            namespace: String::new(),
-            source,
-        })?;
-    let roles = Api::<ClusterRole>::all(client.clone());
-    for role in rbac::shared_cluster_roles(&options.extra_labels) {
-        if any.items.is_empty() {
-            delete_ignoring_missing(&roles, &role.name_any(), "ClusterRole").await?;
-        } else {
-            apply(&roles, &role)
-                .await
-                .map_err(|source| AcceptError::ApplyObject {
-                    kind: "ClusterRole",
-                    name: role.name_any(),
-                    source,
-                })?;
-        }
-    }
-    Ok(())
 }

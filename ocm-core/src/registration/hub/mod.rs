@@ -3,7 +3,8 @@
 //! | module | what it does |
 //! |---|---|
 //! | [`rbac`] | renders the namespace and RBAC granted to an accepted cluster (pure) |
-//! | [`accept`] | accepts, denies and cleans up ManagedClusters; keeps the shared ClusterRoles |
+//! | [`accept`] | accepts, denies and cleans up ManagedClusters |
+//! | [`shared_roles`] | the shared ClusterRoles, and the RBAC of clusters that are gone |
 //! | [`csr_approval`] | approves renewal CSRs (SubjectAccessReview) and CSRs of configured users |
 //! | [`lease`] | creates `managed-cluster-lease`, turns Available Unknown when it expires, clock sync |
 //! | [`taint`] | the unreachable / unavailable taints derived from the Available condition |
@@ -16,6 +17,7 @@ pub mod bootstrap;
 pub mod csr_approval;
 pub mod lease;
 pub mod rbac;
+pub mod shared_roles;
 pub mod taint;
 
 use std::collections::{BTreeMap, HashMap};
@@ -83,7 +85,7 @@ pub fn controllers(
 ) -> Vec<ControllerFuture> {
     vec![
         Box::pin(accept::run(client.clone(), options.clone(), metrics.clone())),
-        Box::pin(accept::run_shared_roles(
+        Box::pin(shared_roles::run(
             client.clone(),
             options.clone(),
             metrics.clone(),

@@ -310,3 +310,76 @@ async fn managedcluster_identity_works_in_its_namespace_only() {
     ));
     assert!(forbidden(works.delete("w1", &DeleteParams::default()).await));
 }
+
+#[tokio::test]
+async fn managedcluster_deletion_cluster_gone_removes_rbac_and_shared_roles() {
+    let hub = Hub::start(options(&[])).await;
+    let name = unique("gone");
+    hub.create_cluster(&name, true, 60).await;
+    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
+        .await;
+    create_work(&hub, &name, "w1").await;
+    // Force-remove the cluster: its finalizer never runs.
+    let strip = serde_json::json!({"metadata": {"finalizers": null}});
+    hub.clusters()
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&strip))
+        .await
+        .unwrap();
+    hub.clusters()
+        .delete(&name, &DeleteParams::default())
+        .await
+        .unwrap();
+    let role_name = format!("open-cluster-management:managedcluster:{name}");
+    let c = &hub.client;
+    let bindings = Api::<RoleBinding>::namespaced(c.clone(), &name);
+    eventually("RBAC of the gone cluster removed", || async {
+        let role = Api::<ClusterRole>::all(c.clone())
+            .get_opt(&role_name)
+            .await
+            .ok()?;
+        let binding = Api::<ClusterRoleBinding>::all(c.clone())
+            .get_opt(&role_name)
+            .await
+            .ok()?;
+        let registration = bindings
+            .get_opt(&format!("{role_name}:registration"))
+            .await
+            .ok()?;
+        (role.is_none() && binding.is_none() && registration.is_none()).then_some(())
+    })
+    .await;
+    let work_name = format!("{role_name}:work");
+    assert!(
+        bindings
+            .get(&work_name)
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+    Api::<ManifestWork>::namespaced(c.clone(), &name)
+        .delete("w1", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("work RoleBinding released", || async {
+        bindings.get_opt(&work_name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    if hub.env.control_plane().is_some() {
+        // A fresh hub with no cluster left: the shared ClusterRoles go too.
+        let roles = Api::<ClusterRole>::all(c.clone());
+        eventually("shared ClusterRoles deleted", || async {
+            let registration = roles
+                .get_opt("open-cluster-management:managedcluster:registration")
+                .await
+                .ok()?;
+            let work = roles
+                .get_opt("open-cluster-management:managedcluster:work")
+                .await
+                .ok()?;
+            (registration.is_none() && work.is_none()).then_some(())
+        })
+        .await;
+    }
+}

@@ -2,7 +2,12 @@
 //! TestEnv hub with no agent: the tests create ManagedClusters and CSRs themselves and act as the
 //! administrator would.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test helpers")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers"
+)]
 
 mod accept;
 mod bootstrap;
