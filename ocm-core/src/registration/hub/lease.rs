@@ -5,7 +5,7 @@
 //! now) and watches it: once `now ≥ renewTime + 5 × leaseDurationSeconds` (0 counts as 60) the
 //! condition `ManagedClusterConditionAvailable` becomes Unknown, reason
 //! `ManagedClusterLeaseUpdateStopped`, with a Warning event; otherwise the cluster is looked at
-//! again exactly when the lease would expire. Whenever `renewTime` moves, the hub checks that the
+//! again exactly when the lease would expire. Whenever `renewTime` (or the skip annotation) changes, the hub checks that the
 //! agent's clock agrees with its own (within the same grace period, unless the cluster carries
 //! the skip-clock-sync annotation) and sets `ManagedClusterConditionClockSynced`.
 
@@ -100,8 +100,8 @@ struct Context {
     recorder: Recorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
-    /// The renewTime last checked for clock sync, per cluster.
-    last_renew: Mutex<HashMap<String, Timestamp>>,
+    /// The renewTime (and skip annotation) last checked for clock sync, per cluster.
+    last_renew: Mutex<HashMap<String, (Timestamp, bool)>>,
 }
 
 /// Runs the lease controller until its watches stop.
@@ -269,20 +269,20 @@ fn check_clock(
     now: Timestamp,
 ) {
     let name = cluster.name_any();
+    let skip = cluster
+        .annotations()
+        .get(annotations::SKIP_CLOCK_SYNC_CHECK)
+        .is_some_and(|v| v == "true");
     {
         let mut seen = ctx
             .last_renew
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if seen.get(&name) == Some(&renew) {
+        if seen.get(&name) == Some(&(renew, skip)) {
             return;
         }
-        seen.insert(name, renew);
+        seen.insert(name, (renew, skip));
     }
-    let skip = cluster
-        .annotations()
-        .get(annotations::SKIP_CLOCK_SYNC_CHECK)
-        .is_some_and(|v| v == "true");
     let condition = if skip || clock_in_sync(renew, duration, now) {
         Condition::new(
             cluster_conditions::CLOCK_SYNCED,

@@ -113,3 +113,51 @@ async fn managedcluster_lease_expiry_sets_unknown_and_taints_follow_available() 
     );
     wait_taints(&hub, &name, &["cluster.open-cluster-management.io/unreachable"]).await;
 }
+
+async fn set_renew(hub: &Hub, name: &str, seconds_ago: i64) {
+    let at = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_secs(seconds_ago);
+    let patch = serde_json::json!({"spec": {"renewTime": MicroTime(at)}});
+    Api::<Lease>::namespaced(hub.client.clone(), name)
+        .patch(
+            "managed-cluster-lease",
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn managedcluster_lease_clock_sync() {
+    let hub = Hub::start(HubOptions::default()).await;
+    let name = unique("clock");
+    hub.create_cluster(&name, true, 60).await;
+    hub.wait_condition(&name, "ManagedClusterConditionClockSynced", "True")
+        .await;
+    // A renewTime an hour off: out of sync, and the lease has expired.
+    set_renew(&hub, &name, 3600).await;
+    let cluster = hub
+        .wait_condition(&name, "ManagedClusterConditionClockSynced", "False")
+        .await;
+    let condition = cluster
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "ManagedClusterConditionClockSynced")
+        .unwrap();
+    assert_eq!(condition.reason, "ManagedClusterClockOutOfSync");
+    hub.wait_condition(&name, "ManagedClusterConditionAvailable", "Unknown")
+        .await;
+    // With the skip annotation the next renewal counts as in sync whatever its time.
+    let patch = serde_json::json!({"metadata": {"annotations": {
+        "registration.open-cluster-management.io/skip-clock-sync-check": "true"}}});
+    hub.clusters()
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    set_renew(&hub, &name, 7200).await;
+    hub.wait_condition(&name, "ManagedClusterConditionClockSynced", "True")
+        .await;
+}
