@@ -16,21 +16,22 @@ use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
+use ocm_api::names::{namespaces, objects, subjects};
 
 use super::apply;
 
 /// The ClusterRole granting joining clusters what registration needs.
-pub const BOOTSTRAP_CLUSTER_ROLE: &str = "system:open-cluster-management:bootstrap";
+pub const BOOTSTRAP_CLUSTER_ROLE: &str = objects::BOOTSTRAP_CLUSTER_ROLE;
 /// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to [`BOOTSTRAP_GROUP`].
-pub const BOOTSTRAP_GROUP_BINDING: &str = "cluster-bootstrap";
+pub const BOOTSTRAP_GROUP_BINDING: &str = objects::BOOTSTRAP_CLUSTER_ROLE_BINDING;
 /// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the [`BOOTSTRAP_SERVICE_ACCOUNT`].
-pub const BOOTSTRAP_SERVICE_ACCOUNT_BINDING: &str = "cluster-bootstrap-sa";
+pub const BOOTSTRAP_SERVICE_ACCOUNT_BINDING: &str = objects::BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING;
 /// The group bootstrap tokens put joining clusters in.
-pub const BOOTSTRAP_GROUP: &str = "system:bootstrappers:managedcluster";
+pub const BOOTSTRAP_GROUP: &str = subjects::BOOTSTRAP_GROUP;
 /// The ServiceAccount whose tokens are bootstrap credentials.
-pub const BOOTSTRAP_SERVICE_ACCOUNT: &str = "cluster-bootstrap";
+pub const BOOTSTRAP_SERVICE_ACCOUNT: &str = subjects::BOOTSTRAP_SERVICE_ACCOUNT;
 /// The namespace of [`BOOTSTRAP_SERVICE_ACCOUNT`].
-pub const BOOTSTRAP_NAMESPACE: &str = "open-cluster-management";
+pub const BOOTSTRAP_NAMESPACE: &str = namespaces::OPEN_CLUSTER_MANAGEMENT;
 
 /// What failed while granting bootstrap access.
 #[derive(Debug, thiserror::Error)]

@@ -20,7 +20,7 @@ const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 /// Group of the renew permission checked by the CSR approver.
 pub const REGISTER_GROUP: &str = "register.open-cluster-management.io";
 /// The finalizer on the work RoleBinding, released once no ManifestWork remains.
-pub const MANIFEST_WORK_CLEANUP: &str = "cluster.open-cluster-management.io/manifest-work-cleanup";
+pub const MANIFEST_WORK_CLEANUP: &str = finalizers::MANIFEST_WORK_CLEANUP;
 
 fn rule(groups: &[&str], resources: &[&str], names: &[&str], verbs: &[&str]) -> PolicyRule {
     let strings = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();

@@ -25,7 +25,7 @@ const CONTROLLER: &str = "managedclusterhousekeeping";
 /// How often the housekeeping runs without any event.
 const RESYNC: Duration = Duration::from_secs(60);
 /// The label add-on objects carry; the hub ignores objects with it.
-const ADDON_NAME_LABEL: &str = "open-cluster-management.io/addon-name";
+const ADDON_NAME_LABEL: &str = labels::ADDON_NAME;
 
 /// What failed during housekeeping.
 #[derive(Debug, thiserror::Error)]
