@@ -300,6 +300,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
         publish(
             &ctx.recorder,
             cluster,
+            None,
             false,
             "ManagedClusterAccepted",
             format!("managed cluster {name} is accepted by hub"),
@@ -354,6 +355,7 @@ async fn deny(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptE
         publish(
             &ctx.recorder,
             cluster,
+            None,
             false,
             "ManagedClusterDenied",
             format!("managed cluster {name} is denied by hub"),

@@ -183,6 +183,7 @@ async fn reconcile(
             publish(
                 &ctx.recorder,
                 csr.as_ref(),
+                None,
                 false,
                 "ManagedClusterCSRAutoApproved",
                 format!("managed cluster csr {name} is auto approved by hub csr controller"),
@@ -193,6 +194,7 @@ async fn reconcile(
             publish(
                 &ctx.recorder,
                 csr.as_ref(),
+                None,
                 false,
                 "ManagedClusterAutoApproved",
                 format!("spoke cluster csr {name} is auto approved for user {requester}"),

@@ -215,6 +215,7 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                         publish(
                             &ctx.recorder,
                             cluster.as_ref(),
+                            Some(&name),
                             true,
                             "AvailableUnknown",
                             format!("The managed cluster ({name}) cannot connect to the hub cluster."),

@@ -142,10 +142,12 @@ pub(crate) fn recorder(client: &kube::Client) -> Recorder {
     )
 }
 
-/// Publishes an event about `object`; failures are logged only.
+/// Publishes an event about `object` (in `namespace` when given, e.g. a cluster's namespace for
+/// a cluster-scoped ManagedCluster); failures are logged only.
 pub(crate) async fn publish<K: Resource<DynamicType = ()>>(
     recorder: &Recorder,
     object: &K,
+    namespace: Option<&str>,
     warning: bool,
     reason: &str,
     note: String,
@@ -161,7 +163,11 @@ pub(crate) async fn publish<K: Resource<DynamicType = ()>>(
         action: reason.to_string(),
         secondary: None,
     };
-    if let Err(error) = recorder.publish(&event, &object.object_ref(&())).await {
+    let mut reference = object.object_ref(&());
+    if let Some(namespace) = namespace {
+        reference.namespace = Some(namespace.to_string());
+    }
+    if let Err(error) = recorder.publish(&event, &reference).await {
         tracing::debug!(%error, reason, "publishing an event failed");
     }
 }

@@ -124,6 +124,7 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
             publish(
                 &ctx.recorder,
                 cluster.as_ref(),
+                None,
                 false,
                 "ManagedClusterConditionAvailableUpdated",
                 format!(

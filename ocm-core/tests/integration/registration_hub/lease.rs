@@ -111,6 +111,20 @@ async fn managedcluster_lease_expiry_sets_unknown_and_taints_follow_available() 
         condition.message,
         "Registration agent stopped updating its lease."
     );
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(hub.client.clone(), &name);
+    eventually(
+        "Warning event AvailableUnknown in the cluster namespace",
+        || async {
+            let list = events.list(&Default::default()).await.ok()?;
+            list.items
+                .iter()
+                .any(|e| {
+                    e.reason.as_deref() == Some("AvailableUnknown") && e.type_.as_deref() == Some("Warning")
+                })
+                .then_some(())
+        },
+    )
+    .await;
     wait_taints(&hub, &name, &["cluster.open-cluster-management.io/unreachable"]).await;
 }
 
