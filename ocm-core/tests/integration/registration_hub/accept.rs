@@ -129,6 +129,29 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
     })
     .await;
 
+    // Edited or deleted per-cluster RBAC is restored.
+    roles
+        .patch(
+            &role_name,
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({"rules": []})),
+        )
+        .await
+        .unwrap();
+    bindings
+        .delete(&format!("{role_name}:registration"), &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("per-cluster RBAC restored", || async {
+        let rules = roles.get(&role_name).await.ok()?.rules.unwrap_or_default();
+        let registration = bindings
+            .get_opt(&format!("{role_name}:registration"))
+            .await
+            .ok()?;
+        (rules.len() == 4 && registration.is_some()).then_some(())
+    })
+    .await;
+
     // Deny with a ManifestWork left: the role shrinks, the binding stays, the RoleBindings go
     // (the work one only once the work is gone).
     create_work(&hub, &name, "w1").await;
