@@ -180,3 +180,55 @@ async fn sync_shared_roles(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::api::ObjectMeta;
+
+    fn binding(name: &str, labels: &[(&str, &str)]) -> RoleBinding {
+        RoleBinding {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..RoleBinding::default()
+        }
+    }
+
+    fn names(c: &str) -> Vec<String> {
+        vec![objects::managed_cluster_registration_role_binding(c)]
+    }
+
+    #[test]
+    fn owner_is_the_label_of_objects_the_hub_names() {
+        let ours = binding(
+            "open-cluster-management:managedcluster:c1:registration",
+            &[(labels::CLUSTER_NAME, "c1")],
+        );
+        assert_eq!(owner(&ours, names), Some("c1".to_string()));
+        // Another name, an add-on object, an empty label: not ours.
+        assert_eq!(owner(&binding("x", &[(labels::CLUSTER_NAME, "c1")]), names), None);
+        let addon = binding(
+            "open-cluster-management:managedcluster:c1:registration",
+            &[(labels::CLUSTER_NAME, "c1"), (labels::ADDON_NAME, "a")],
+        );
+        assert_eq!(owner(&addon, names), None);
+        assert_eq!(
+            owner(
+                &binding(
+                    "open-cluster-management:managedcluster::registration",
+                    &[(labels::CLUSTER_NAME, "")]
+                ),
+                names
+            ),
+            None
+        );
+    }
+}
