@@ -224,3 +224,121 @@ async fn spokecluster_autoapproval_accepts_and_approves_configured_user() {
         Some(false)
     );
 }
+
+#[tokio::test]
+async fn certificate_renewal_pending_at_denial_is_not_approved() {
+    use ocm_core::metrics::ControllerMetrics;
+    use ocm_core::registration::hub::{accept, csr_approval, shared_roles};
+
+    // Only the accept controller runs at first, so the renewal CSR stays pending over the denial.
+    let env = ocm_controlplane::TestEnv::hub().await.unwrap();
+    env.install_ocm_crds().await.unwrap();
+    let Some(plane) = env.control_plane() else {
+        eprintln!("real clusters: no way to mint agent identities here, skipped");
+        return;
+    };
+    let admin = env.client().await.unwrap();
+    let options = HubOptions {
+        auto_approved_csr_users: vec!["autoapproval-user".to_string()],
+        ..HubOptions::default()
+    };
+    let metrics = ControllerMetrics::default();
+    let accepting = tokio::spawn(accept::run(admin.clone(), options.clone(), metrics.clone()));
+    let housekeeping = tokio::spawn(shared_roles::run(admin.clone(), options.clone(), metrics.clone()));
+    let name = unique("pending");
+    let cluster: ocm_api::cluster::v1::ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name}, "spec": {"hubAcceptsClient": true}}))
+    .unwrap();
+    let clusters = Api::<ocm_api::cluster::v1::ManagedCluster>::all(admin.clone());
+    clusters.create(&PostParams::default(), &cluster).await.unwrap();
+    let group = format!("system:open-cluster-management:{name}");
+    let cn = format!("system:open-cluster-management:{name}:agent1");
+    let kubeconfig = plane
+        .kubeconfig_for(&cn, &[&group, CLUSTERS_GROUP], Duration::from_secs(3600))
+        .unwrap();
+    let agent = client_from(&kubeconfig).await;
+    let pending = agent_csr(
+        &unique("pending-renew"),
+        &name,
+        &cn,
+        &[&group, CLUSTERS_GROUP],
+        USAGES,
+        SIGNER,
+    );
+    let agent_csrs = Api::<CertificateSigningRequest>::all(agent);
+    eventually("accepted agent creates its renewal CSR", || async {
+        agent_csrs.create(&PostParams::default(), &pending).await.ok()
+    })
+    .await;
+    let patch = serde_json::json!({"spec": {"hubAcceptsClient": false}});
+    clusters
+        .patch(
+            &name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    eventually("denied", || async {
+        let cluster = clusters.get(&name).await.ok()?;
+        let list = cluster.status?.conditions?;
+        list.iter()
+            .any(|c| c.type_ == "HubAcceptedManagedCluster" && c.reason == "HubClusterAdminDenied")
+            .then_some(())
+    })
+    .await;
+    // Wait until the denied identity has lost the renew permission before the approver starts.
+    let review = k8s_openapi::api::authorization::v1::SubjectAccessReview {
+        spec: k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec {
+            user: Some(cn.clone()),
+            groups: Some(vec![group.clone(), CLUSTERS_GROUP.to_string()]),
+            resource_attributes: Some(k8s_openapi::api::authorization::v1::ResourceAttributes {
+                group: Some("register.open-cluster-management.io".to_string()),
+                resource: Some("managedclusters".to_string()),
+                subresource: Some("clientcertificates".to_string()),
+                verb: Some("renew".to_string()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let reviews = Api::<k8s_openapi::api::authorization::v1::SubjectAccessReview>::all(admin.clone());
+    eventually("renew no longer allowed", || async {
+        let answer = reviews.create(&PostParams::default(), &review).await.ok()?;
+        (!answer.status?.allowed).then_some(())
+    })
+    .await;
+    let approving = tokio::spawn(csr_approval::run(admin.clone(), options, metrics));
+    // A marker CSR from the auto-approved user shows the approver has gone through the list.
+    bootstrap::ensure_bootstrap_rbac(&admin).await.unwrap();
+    let user = client_from(
+        &plane
+            .kubeconfig_for(
+                "autoapproval-user",
+                &[bootstrap::BOOTSTRAP_GROUP],
+                Duration::from_secs(3600),
+            )
+            .unwrap(),
+    )
+    .await;
+    let marker = agent_csr(
+        &unique("marker"),
+        &name,
+        &cn,
+        &[&group, CLUSTERS_GROUP],
+        USAGES,
+        SIGNER,
+    );
+    Api::<CertificateSigningRequest>::all(user)
+        .create(&PostParams::default(), &marker)
+        .await
+        .unwrap();
+    let csrs = Api::<CertificateSigningRequest>::all(admin.clone());
+    wait_approved(&csrs, marker.metadata.name.as_deref().unwrap()).await;
+    stays_unapproved(&csrs, &[pending.metadata.name.clone().unwrap()]).await;
+    for task in [accepting, housekeeping, approving] {
+        task.abort();
+    }
+}
