@@ -406,3 +406,65 @@ async fn managedcluster_deletion_cluster_gone_removes_rbac_and_shared_roles() {
         .await;
     }
 }
+
+#[tokio::test]
+async fn hub_restart_resumes_denial_and_deletion() {
+    let mut hub = Hub::start(options(&[])).await;
+    let name = unique("restart");
+    hub.create_cluster(&name, true, 60).await;
+    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
+        .await;
+    let role_name = format!("open-cluster-management:managedcluster:{name}");
+    let c = hub.client.clone();
+    let bindings = Api::<RoleBinding>::namespaced(c.clone(), &name);
+    // Denied while the hub is down: done when it comes back.
+    hub.stop().await;
+    hub.set_accept(&name, false).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        bindings
+            .get_opt(&format!("{role_name}:registration"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    hub.restart();
+    hub.wait_condition(&name, "HubAcceptedManagedCluster", "False")
+        .await;
+    eventually("RoleBindings gone after restart", || async {
+        let registration = bindings
+            .get_opt(&format!("{role_name}:registration"))
+            .await
+            .ok()?;
+        let work = bindings.get_opt(&format!("{role_name}:work")).await.ok()?;
+        (registration.is_none() && work.is_none()).then_some(())
+    })
+    .await;
+    // Deleted while the hub is down: the finalizer is released when it comes back.
+    hub.stop().await;
+    hub.clusters()
+        .delete(&name, &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(hub.clusters().get_opt(&name).await.unwrap().is_some());
+    hub.restart();
+    eventually("cluster gone after restart", || async {
+        hub.clusters().get_opt(&name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    assert!(
+        Api::<ClusterRole>::all(c.clone())
+            .get_opt(&role_name)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        Api::<ClusterRoleBinding>::all(c)
+            .get_opt(&role_name)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

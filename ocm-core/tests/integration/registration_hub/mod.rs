@@ -30,7 +30,15 @@ use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
 pub struct Hub {
     pub env: TestEnv,
     pub client: kube::Client,
+    options: HubOptions,
     task: tokio::task::JoinHandle<()>,
+}
+
+fn spawn_controllers(client: kube::Client, options: HubOptions) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let result = hub::run(client, options, ControllerMetrics::default()).await;
+        panic!("hub controllers stopped: {result:?}");
+    })
 }
 
 impl Drop for Hub {
@@ -44,12 +52,24 @@ impl Hub {
         let env = TestEnv::hub().await.unwrap();
         env.install_ocm_crds().await.unwrap();
         let client = env.client().await.unwrap();
-        let controllers = client.clone();
-        let task = tokio::spawn(async move {
-            let result = hub::run(controllers, options, ControllerMetrics::default()).await;
-            panic!("hub controllers stopped: {result:?}");
-        });
-        Hub { env, client, task }
+        let task = spawn_controllers(client.clone(), options.clone());
+        Hub {
+            env,
+            client,
+            options,
+            task,
+        }
+    }
+
+    /// Stops the hub controllers (as if the hub process were killed).
+    pub async fn stop(&mut self) {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+    }
+
+    /// Starts the hub controllers again.
+    pub fn restart(&mut self) {
+        self.task = spawn_controllers(self.client.clone(), self.options.clone());
     }
 
     pub fn clusters(&self) -> Api<ManagedCluster> {
