@@ -181,7 +181,11 @@ fn clusters(ctx: &Context) -> Api<ManagedCluster> {
 
 async fn auto_accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptError> {
     let name = cluster.name_any();
-    let stamp = super::now().0.to_string();
+    // RFC 3339 with whole seconds, as upstream writes it.
+    let now = super::now().0;
+    let stamp = k8s_openapi::jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string();
     let mut patch = json!({"metadata": {"annotations": {annotations::AUTOMATICALLY_ACCEPTED_ON: stamp}}});
     if !cluster.spec.hub_accepts_client.unwrap_or(false) {
         patch["spec"] = json!({"hubAcceptsClient": true});

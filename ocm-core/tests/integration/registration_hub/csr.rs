@@ -207,12 +207,13 @@ async fn spokecluster_autoapproval_accepts_and_approves_configured_user() {
         .wait_condition(&name, "HubAcceptedManagedCluster", "True")
         .await;
     assert_eq!(accepted.spec.hub_accepts_client, Some(true));
+    let stamp =
+        accepted.metadata.annotations.unwrap()["open-cluster-management.io/automatically-accepted-on"]
+            .clone();
+    let whole_seconds = stamp.ends_with('Z') && !stamp.contains('.');
     assert!(
-        accepted
-            .metadata
-            .annotations
-            .unwrap()
-            .contains_key("open-cluster-management.io/automatically-accepted-on")
+        stamp.parse::<k8s_openapi::jiff::Timestamp>().is_ok() && whole_seconds,
+        "{stamp}"
     );
     // Denying after auto-acceptance sticks.
     hub.set_accept(&name, false).await;
