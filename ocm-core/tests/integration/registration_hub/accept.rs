@@ -205,6 +205,7 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
         bindings.get_opt(&work_name).await.ok()?.is_none().then_some(())
     })
     .await;
+    hub.finish(&[]).await;
 }
 
 #[tokio::test]
@@ -278,6 +279,7 @@ async fn managedcluster_identity_works_in_its_namespace_only() {
         .await;
     let Some(agent) = hub.agent_client(&name, "agent1").await else {
         eprintln!("real clusters: no way to mint an agent identity here, skipped");
+        hub.finish(&[]).await;
         return;
     };
     let addon: ManagedClusterAddOn = serde_json::from_value(serde_json::json!({
@@ -332,6 +334,7 @@ async fn managedcluster_identity_works_in_its_namespace_only() {
             .await
     ));
     assert!(forbidden(works.delete("w1", &DeleteParams::default()).await));
+    hub.finish(&[]).await;
 }
 
 #[tokio::test]

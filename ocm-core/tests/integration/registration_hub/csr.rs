@@ -40,6 +40,7 @@ async fn csr_security_validation_and_renewal_auto_approved() {
         .await;
     let Some(agent) = hub.agent_client(&name, "agent1").await else {
         eprintln!("real clusters: no way to mint an agent identity here, skipped");
+        hub.finish(&[]).await;
         return;
     };
     let own_cn = format!("system:open-cluster-management:{name}:agent1");
@@ -151,6 +152,7 @@ async fn csr_security_validation_and_renewal_auto_approved() {
     })
     .await;
     stays_unapproved(&csrs, &[by_admin.metadata.name.unwrap()]).await;
+    hub.finish(&[]).await;
 }
 
 #[tokio::test]
@@ -163,6 +165,7 @@ async fn spokecluster_autoapproval_accepts_and_approves_configured_user() {
     let hub = Hub::start(options).await;
     let Some(plane) = hub.env.control_plane() else {
         eprintln!("real clusters: no way to mint the auto-approval user here, skipped");
+        hub.finish(&[]).await;
         return;
     };
     bootstrap::ensure_bootstrap_rbac(&hub.client).await.unwrap();
@@ -224,6 +227,7 @@ async fn spokecluster_autoapproval_accepts_and_approves_configured_user() {
         hub.clusters().get(&name).await.unwrap().spec.hub_accepts_client,
         Some(false)
     );
+    hub.finish(&[&name]).await;
 }
 
 #[tokio::test]

@@ -126,6 +126,7 @@ async fn managedcluster_lease_expiry_sets_unknown_and_taints_follow_available() 
     )
     .await;
     wait_taints(&hub, &name, &["cluster.open-cluster-management.io/unreachable"]).await;
+    hub.finish(&[]).await;
 }
 
 async fn set_renew(hub: &Hub, name: &str, seconds_ago: i64) {
@@ -174,4 +175,5 @@ async fn managedcluster_lease_clock_sync() {
     set_renew(&hub, &name, 7200).await;
     hub.wait_condition(&name, "ManagedClusterConditionClockSynced", "True")
         .await;
+    hub.finish(&[]).await;
 }

@@ -32,6 +32,7 @@ pub struct Hub {
     pub client: kube::Client,
     options: HubOptions,
     task: tokio::task::JoinHandle<()>,
+    created: std::sync::Mutex<Vec<String>>,
 }
 
 fn spawn_controllers(client: kube::Client, options: HubOptions) -> tokio::task::JoinHandle<()> {
@@ -58,6 +59,7 @@ impl Hub {
             client,
             options,
             task,
+            created: std::sync::Mutex::default(),
         }
     }
 
@@ -83,10 +85,39 @@ impl Hub {
             "metadata": {"name": name},
             "spec": {"hubAcceptsClient": accept, "leaseDurationSeconds": lease_seconds}}))
         .unwrap();
+        self.created.lock().unwrap().push(name.to_string());
         self.clusters()
             .create(&PostParams::default(), &cluster)
             .await
             .unwrap()
+    }
+
+    /// Removes what the test created through [`Hub::create_cluster`] (clusters, their CSRs and
+    /// ManifestWorks, namespaces) plus `extra_clusters`, for runs against shared real clusters.
+    /// Call it with the controllers running.
+    pub async fn finish(&self, extra_clusters: &[&str]) {
+        let mut names = self.created.lock().unwrap().clone();
+        names.extend(extra_clusters.iter().map(|n| (*n).to_string()));
+        let csrs = Api::<CertificateSigningRequest>::all(self.client.clone());
+        for name in &names {
+            let by_cluster = kube::api::ListParams::default()
+                .labels(&format!("open-cluster-management.io/cluster-name={name}"));
+            let _ = csrs.delete_collection(&Default::default(), &by_cluster).await;
+            let _ = Api::<ocm_api::work::v1::ManifestWork>::namespaced(self.client.clone(), name)
+                .delete_collection(&Default::default(), &Default::default())
+                .await;
+            let _ = self.clusters().delete(name, &Default::default()).await;
+        }
+        for name in &names {
+            let clusters = self.clusters();
+            eventually(&format!("{name} removed"), || async {
+                clusters.get_opt(name).await.ok()?.is_none().then_some(())
+            })
+            .await;
+            let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(self.client.clone())
+                .delete(name, &Default::default())
+                .await;
+        }
     }
 
     pub async fn set_accept(&self, name: &str, accept: bool) {
