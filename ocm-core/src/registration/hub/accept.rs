@@ -267,13 +267,33 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
     let namespaced = Api::<RoleBinding>::namespaced(client.clone(), &name);
     let registration = rbac::registration_role_binding(&name, extra);
     apply_collect(namespaced.clone(), &registration, "RoleBinding", &mut errors).await;
-    apply_collect(
-        namespaced,
-        &rbac::work_role_binding(&name, extra),
-        "RoleBinding",
-        &mut errors,
-    )
-    .await;
+    // A work RoleBinding still terminating from an earlier denial cannot be applied: it goes
+    // once no ManifestWork remains, and the next pass creates it again.
+    let work_binding = objects::managed_cluster_work_role_binding(&name);
+    let mut requeue = None;
+    match namespaced.get_opt(&work_binding).await {
+        Ok(Some(existing)) if existing.metadata.deletion_timestamp.is_some() => {
+            release_if_no_works(client, &name).await?;
+            requeue = Some(ctx.options.work_cleanup_requeue);
+        }
+        Ok(_) => {
+            apply_collect(
+                namespaced,
+                &rbac::work_role_binding(&name, extra),
+                "RoleBinding",
+                &mut errors,
+            )
+            .await;
+        }
+        Err(source) => errors.push(
+            AcceptError::ApplyObject {
+                kind: "RoleBinding",
+                name: work_binding,
+                source,
+            }
+            .to_string(),
+        ),
+    }
 
     let condition = if errors.is_empty() {
         Condition::new(
@@ -311,7 +331,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
         )
         .await;
     }
-    Ok(Action::await_change())
+    Ok(requeue.map_or_else(Action::await_change, Action::requeue))
 }
 
 fn accepted_condition(cluster: &ManagedCluster) -> Option<&Condition> {
@@ -445,6 +465,14 @@ async fn release_work_binding(client: &kube::Client, cluster: &str) -> Result<bo
     let bindings = Api::<RoleBinding>::namespaced(client.clone(), cluster);
     let name = objects::managed_cluster_work_role_binding(cluster);
     delete_ignoring_missing(&bindings, &name, "RoleBinding").await?;
+    release_if_no_works(client, cluster).await
+}
+
+/// Removes the finalizer of the (deleted) work RoleBinding when no ManifestWork remains in the
+/// cluster namespace; tells whether none remains.
+async fn release_if_no_works(client: &kube::Client, cluster: &str) -> Result<bool, AcceptError> {
+    let bindings = Api::<RoleBinding>::namespaced(client.clone(), cluster);
+    let name = objects::managed_cluster_work_role_binding(cluster);
     let works = Api::<ManifestWork>::namespaced(client.clone(), cluster)
         .list_metadata(&ListParams::default().limit(1))
         .await

@@ -205,6 +205,38 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
         bindings.get_opt(&work_name).await.ok()?.is_none().then_some(())
     })
     .await;
+    // Accepted again while the work RoleBinding is held by a work: once the work is gone the
+    // binding comes back, live.
+    hub.set_accept(&name, true).await;
+    eventually("work RoleBinding back", || async {
+        bindings.get_opt(&work_name).await.ok()?.map(|_| ())
+    })
+    .await;
+    create_work(&hub, &name, "w2").await;
+    hub.set_accept(&name, false).await;
+    eventually("work RoleBinding held again", || async {
+        let binding = bindings.get_opt(&work_name).await.ok()??;
+        binding.metadata.deletion_timestamp.is_some().then_some(())
+    })
+    .await;
+    hub.set_accept(&name, true).await;
+    eventually("registration RoleBinding back", || async {
+        bindings
+            .get_opt(&format!("{role_name}:registration"))
+            .await
+            .ok()?
+            .map(|_| ())
+    })
+    .await;
+    Api::<ManifestWork>::namespaced(c.clone(), &name)
+        .delete("w2", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("work RoleBinding live again", || async {
+        let binding = bindings.get_opt(&work_name).await.ok()??;
+        binding.metadata.deletion_timestamp.is_none().then_some(())
+    })
+    .await;
     hub.finish(&[]).await;
 }
 
