@@ -166,6 +166,13 @@ pub const WORK_WEBHOOK_SERVICE: &str = "cluster-manager-work-webhook";
 /// The service of the hub's add-on conversion webhook.
 pub const ADDON_WEBHOOK_SERVICE: &str = "cluster-manager-addon-webhook";
 
+/// The ClusterRole granting joining clusters what registration needs.
+pub const BOOTSTRAP_CLUSTER_ROLE: &str = "system:open-cluster-management:bootstrap";
+/// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap-token group.
+pub const BOOTSTRAP_CLUSTER_ROLE_BINDING: &str = "cluster-bootstrap";
+/// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap ServiceAccount.
+pub const BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING: &str = "cluster-bootstrap-sa";
+
 #[cfg(test)]
 mod tests {
     use super::*;

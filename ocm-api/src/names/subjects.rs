@@ -102,6 +102,11 @@ pub fn addon_csr_dns_name(addon: &str) -> String {
     format!("{addon}.addon.open-cluster-management.io")
 }
 
+/// The group bootstrap tokens put joining clusters in (bound to the bootstrap ClusterRole).
+pub const BOOTSTRAP_GROUP: &str = "system:bootstrappers:managedcluster";
+/// The ServiceAccount (in `open-cluster-management`) whose tokens are bootstrap credentials.
+pub const BOOTSTRAP_SERVICE_ACCOUNT: &str = "cluster-bootstrap";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,1 +1,223 @@
 //! The hub side of registration: the controllers a cluster manager runs.
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`rbac`] | renders the namespace and RBAC granted to an accepted cluster (pure) |
+//! | [`accept`] | accepts, denies and cleans up ManagedClusters |
+//! | [`shared_roles`] | the shared ClusterRoles, and the RBAC of clusters that are gone |
+//! | [`csr_approval`] | approves renewal CSRs (SubjectAccessReview) and CSRs of configured users |
+//! | [`lease`] | creates `managed-cluster-lease`, turns Available Unknown when it expires, clock sync |
+//! | [`taint`] | the unreachable / unavailable taints derived from the Available condition |
+//! | [`bootstrap`] | the bootstrap RBAC for joining clusters and bootstrap kubeconfigs |
+//!
+//! [`run`] starts every controller with one [`HubOptions`].
+
+pub mod accept;
+pub mod bootstrap;
+pub mod csr_approval;
+pub mod lease;
+pub mod rbac;
+pub mod shared_roles;
+pub mod taint;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Api, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::metrics::ControllerMetrics;
+
+/// The field manager (and event reporter) of the hub's registration controllers.
+pub const FIELD_MANAGER: &str = "registration-controller";
+
+/// Options of the hub's registration controllers.
+#[derive(Debug, Clone)]
+pub struct HubOptions {
+    /// Labels added to every namespace and RBAC object the hub creates (upstream `--labels`).
+    pub extra_labels: BTreeMap<String, String>,
+    /// Users whose first CSR is approved automatically (upstream `--auto-approved-csr-users`).
+    pub auto_approved_csr_users: Vec<String>,
+    /// Accept new clusters automatically (feature gate `ManagedClusterAutoApproval`): they get
+    /// the annotation `open-cluster-management.io/automatically-accepted-on` and
+    /// `hubAcceptsClient: true`, once. (The CSRs of [`Self::auto_approved_csr_users`] are approved
+    /// whenever that list is not empty.)
+    pub auto_accept: bool,
+    /// How long to wait before looking again for remaining ManifestWorks (upstream 5 s).
+    pub work_cleanup_requeue: Duration,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        Self {
+            extra_labels: BTreeMap::new(),
+            auto_approved_csr_users: Vec::new(),
+            auto_accept: false,
+            work_cleanup_requeue: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why the hub controllers stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    /// A controller's event stream ended (its watches stopped).
+    #[error("the {0} controller stopped")]
+    ControllerStopped(&'static str),
+}
+
+/// A running controller: resolves when it stops.
+pub type ControllerFuture = BoxFuture<'static, Result<(), HubError>>;
+
+/// The futures of every hub controller; [`run`] polls them together. Extend the list to add
+/// controllers.
+#[must_use]
+pub fn controllers(
+    client: &kube::Client,
+    options: &HubOptions,
+    metrics: &ControllerMetrics,
+) -> Vec<ControllerFuture> {
+    vec![
+        Box::pin(accept::run(client.clone(), options.clone(), metrics.clone())),
+        Box::pin(shared_roles::run(
+            client.clone(),
+            options.clone(),
+            metrics.clone(),
+        )),
+        Box::pin(csr_approval::run(
+            client.clone(),
+            options.clone(),
+            metrics.clone(),
+        )),
+        Box::pin(lease::run(client.clone(), metrics.clone())),
+        Box::pin(taint::run(client.clone(), metrics.clone())),
+    ]
+}
+
+/// Runs every hub registration controller until one stops; dropping the future stops them all.
+///
+/// # Errors
+/// A controller stopped ([`HubError::ControllerStopped`]).
+pub async fn run(
+    client: kube::Client,
+    options: HubOptions,
+    metrics: ControllerMetrics,
+) -> Result<(), HubError> {
+    let (first, _, _) = futures::future::select_all(controllers(&client, &options, &metrics)).await;
+    first
+}
+
+/// Server-side applies `object` (forced) as [`FIELD_MANAGER`].
+pub(crate) async fn apply<K>(api: &Api<K>, object: &K) -> Result<K, kube::Error>
+where
+    K: Resource + Serialize + DeserializeOwned + Clone + Debug,
+{
+    api.patch(
+        &object.name_any(),
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(object),
+    )
+    .await
+}
+
+/// Whether `result` failed with NotFound.
+pub(crate) fn is_not_found<T>(result: &Result<T, kube::Error>) -> bool {
+    matches!(result, Err(kube::Error::Api(status)) if status.code == 404)
+}
+
+/// A recorder of the hub's events.
+pub(crate) fn recorder(client: &kube::Client) -> Recorder {
+    Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: FIELD_MANAGER.to_string(),
+            instance: None,
+        },
+    )
+}
+
+/// Publishes an event about `object` (in `namespace` when given, e.g. a cluster's namespace for
+/// a cluster-scoped ManagedCluster); failures are logged only.
+pub(crate) async fn publish<K: Resource<DynamicType = ()>>(
+    recorder: &Recorder,
+    object: &K,
+    namespace: Option<&str>,
+    warning: bool,
+    reason: &str,
+    note: String,
+) {
+    let event = Event {
+        type_: if warning {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        },
+        reason: reason.to_string(),
+        note: Some(note),
+        action: reason.to_string(),
+        secondary: None,
+    };
+    let mut reference = object.object_ref(&());
+    if let Some(namespace) = namespace {
+        reference.namespace = Some(namespace.to_string());
+    }
+    if let Err(error) = recorder.publish(&event, &reference).await {
+        tracing::debug!(%error, reason, "publishing an event failed");
+    }
+}
+
+/// Per-key exponential backoff for error policies: 1 s doubling up to 60 s.
+#[derive(Debug, Default)]
+pub(crate) struct Backoff {
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Backoff {
+    /// The delay before retrying `key` after one more failure.
+    pub(crate) fn failed(&self, key: &str) -> Duration {
+        let mut failures = self
+            .failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = failures.entry(key.to_string()).or_insert(0);
+        *count = count.saturating_add(1);
+        Duration::from_secs(1u64 << (*count - 1).min(6)).min(Duration::from_secs(60))
+    }
+
+    /// Forgets the failures of `key` after a success.
+    pub(crate) fn succeeded(&self, key: &str) {
+        self.failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key);
+    }
+}
+
+/// The current time as a Kubernetes `Time`.
+pub(crate) fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_caps_and_resets() {
+        let backoff = Backoff::default();
+        assert_eq!(backoff.failed("a"), Duration::from_secs(1));
+        assert_eq!(backoff.failed("a"), Duration::from_secs(2));
+        for _ in 0..10 {
+            backoff.failed("a");
+        }
+        assert_eq!(backoff.failed("a"), Duration::from_secs(60));
+        backoff.succeeded("a");
+        assert_eq!(backoff.failed("a"), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,262 @@
+//! The hub's registration controllers (ocm-core.md §2.2–2.5, scenarios of §6.1), against a
+//! TestEnv hub with no agent: the tests create ManagedClusters and CSRs themselves and act as the
+//! administrator would.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers"
+)]
+
+mod accept;
+mod bootstrap;
+mod csr;
+mod lease;
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_controlplane::TestEnv;
+use ocm_core::metrics::ControllerMetrics;
+use ocm_core::registration::hub::{self, HubOptions};
+use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
+
+/// A hub TestEnv with the OCM CRDs and the hub controllers running (stopped on drop).
+pub struct Hub {
+    pub env: TestEnv,
+    pub client: kube::Client,
+    options: HubOptions,
+    task: tokio::task::JoinHandle<()>,
+    created: std::sync::Mutex<Vec<String>>,
+}
+
+fn spawn_controllers(client: kube::Client, options: HubOptions) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let result = hub::run(client, options, ControllerMetrics::default()).await;
+        panic!("hub controllers stopped: {result:?}");
+    })
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Hub {
+    pub async fn start(options: HubOptions) -> Hub {
+        let env = TestEnv::hub().await.unwrap();
+        env.install_ocm_crds().await.unwrap();
+        let client = env.client().await.unwrap();
+        let task = spawn_controllers(client.clone(), options.clone());
+        Hub {
+            env,
+            client,
+            options,
+            task,
+            created: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Stops the hub controllers (as if the hub process were killed).
+    pub async fn stop(&mut self) {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+    }
+
+    /// Starts the hub controllers again.
+    pub fn restart(&mut self) {
+        self.task = spawn_controllers(self.client.clone(), self.options.clone());
+    }
+
+    pub fn clusters(&self) -> Api<ManagedCluster> {
+        Api::all(self.client.clone())
+    }
+
+    /// Creates a ManagedCluster `name` with the given `hubAcceptsClient` and lease duration.
+    pub async fn create_cluster(&self, name: &str, accept: bool, lease_seconds: i32) -> ManagedCluster {
+        let cluster: ManagedCluster = serde_json::from_value(serde_json::json!({
+            "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+            "metadata": {"name": name},
+            "spec": {"hubAcceptsClient": accept, "leaseDurationSeconds": lease_seconds}}))
+        .unwrap();
+        self.created.lock().unwrap().push(name.to_string());
+        self.clusters()
+            .create(&PostParams::default(), &cluster)
+            .await
+            .unwrap()
+    }
+
+    /// Removes what the test created through [`Hub::create_cluster`] (clusters, their CSRs and
+    /// ManifestWorks, namespaces) plus `extra_clusters`, for runs against shared real clusters.
+    /// Call it with the controllers running.
+    pub async fn finish(&self, extra_clusters: &[&str]) {
+        let mut names = self.created.lock().unwrap().clone();
+        names.extend(extra_clusters.iter().map(|n| (*n).to_string()));
+        let csrs = Api::<CertificateSigningRequest>::all(self.client.clone());
+        for name in &names {
+            let by_cluster = kube::api::ListParams::default()
+                .labels(&format!("open-cluster-management.io/cluster-name={name}"));
+            let _ = csrs.delete_collection(&Default::default(), &by_cluster).await;
+            let _ = Api::<ocm_api::work::v1::ManifestWork>::namespaced(self.client.clone(), name)
+                .delete_collection(&Default::default(), &Default::default())
+                .await;
+            let _ = self.clusters().delete(name, &Default::default()).await;
+        }
+        for name in &names {
+            let clusters = self.clusters();
+            eventually(&format!("{name} removed"), || async {
+                clusters.get_opt(name).await.ok()?.is_none().then_some(())
+            })
+            .await;
+            let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(self.client.clone())
+                .delete(name, &Default::default())
+                .await;
+        }
+    }
+
+    pub async fn set_accept(&self, name: &str, accept: bool) {
+        let patch = serde_json::json!({"spec": {"hubAcceptsClient": accept}});
+        self.clusters()
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+    }
+
+    /// Waits until the cluster's condition `type_` has `status`.
+    pub async fn wait_condition(&self, name: &str, type_: &str, status: &str) -> ManagedCluster {
+        let clusters = self.clusters();
+        eventually(&format!("{name} {type_}={status}"), || async {
+            let cluster = clusters.get(name).await.ok()?;
+            let list = cluster.status.as_ref()?.conditions.as_ref()?;
+            list.iter()
+                .any(|c| c.type_ == type_ && c.status == status)
+                .then_some(cluster)
+        })
+        .await
+    }
+
+    /// A client for the agent identity of `cluster` (`system:open-cluster-management:<c>:<agent>`
+    /// in the cluster group and the managed-clusters group); `None` on real clusters.
+    pub async fn agent_client(&self, cluster: &str, agent: &str) -> Option<kube::Client> {
+        let plane = self.env.control_plane()?;
+        let group = format!("system:open-cluster-management:{cluster}");
+        let kubeconfig = plane
+            .kubeconfig_for(
+                &format!("system:open-cluster-management:{cluster}:{agent}"),
+                &[&group, "system:open-cluster-management:managed-clusters"],
+                Duration::from_secs(3600),
+            )
+            .unwrap();
+        Some(client_from(&kubeconfig).await)
+    }
+}
+
+/// A client built from a kubeconfig text.
+pub async fn client_from(kubeconfig: &str) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// A unique name for this test.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}-{}", std::process::id(), rand_suffix())
+}
+
+fn rand_suffix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+/// Polls `check` every 200 ms until it returns `Some`, for at most 30 s.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Whether an API call failed with 403.
+pub fn forbidden<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> bool {
+    matches!(result, Err(kube::Error::Api(ref status)) if status.code == 403)
+}
+
+/// A CSR object for `cluster` (label) with subject `cn` / `orgs` (at most two), `usages` and
+/// `signer`; the key stays here.
+pub fn agent_csr(
+    name: &str,
+    cluster: &str,
+    cn: &str,
+    orgs: &[&str],
+    usages: &[&str],
+    signer: &str,
+) -> CertificateSigningRequest {
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, cn);
+    // rcgen keeps one value per DN type: the second O is written under its raw OID 2.5.4.10.
+    for (i, o) in orgs.iter().enumerate() {
+        let ty = if i == 0 {
+            DnType::OrganizationName
+        } else {
+            DnType::CustomDnType(vec![2, 5, 4, 10])
+        };
+        dn.push(ty, *o);
+    }
+    params.distinguished_name = dn;
+    let pem = params.serialize_request(&key).unwrap().pem().unwrap();
+    CertificateSigningRequest {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(
+                [(
+                    "open-cluster-management.io/cluster-name".to_string(),
+                    cluster.to_string(),
+                )]
+                .into(),
+            ),
+            ..ObjectMeta::default()
+        },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(pem.into_bytes()),
+            signer_name: signer.to_string(),
+            usages: Some(usages.iter().map(|u| (*u).to_string()).collect()),
+            ..CertificateSigningRequestSpec::default()
+        },
+        status: None,
+    }
+}
+
+pub const SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+pub const USAGES: &[&str] = &["digital signature", "key encipherment", "client auth"];
+pub const CLUSTERS_GROUP: &str = "system:open-cluster-management:managed-clusters";
+
+/// Whether the CSR carries Approved=True.
+pub fn approved(csr: &CertificateSigningRequest) -> bool {
+    csr.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|list| list.iter().any(|c| c.type_ == "Approved" && c.status == "True"))
+}
