@@ -1,1 +1,3 @@
 //! The hub side of registration: the controllers a cluster manager runs.
+
+pub mod cleanup;
