@@ -1,3 +1,4 @@
 //! The hub side of registration: the controllers a cluster manager runs.
 
 pub mod cleanup;
+pub mod clusterset;

@@ -7,6 +7,7 @@
 )]
 
 mod cleanup;
+mod clusterset;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
