@@ -6,6 +6,7 @@
     reason = "test helpers fail the test on any error"
 )]
 
+mod addon_status;
 mod cleanup;
 mod clusterset;
 
