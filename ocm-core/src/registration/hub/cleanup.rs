@@ -8,8 +8,9 @@
 //! `open-cluster-management.io/cleanup-priority` are deleted, the condition `Deleting` says what
 //! remains, and the cluster is looked at again after [`CleanupOptions::requeue`]; later types wait
 //! until earlier ones are gone. When nothing remains, `Deleting` becomes `True` and the finalizer is
-//! removed. A cluster removed while objects remain (its finalizers cleared by hand) is cleaned up
-//! the same way, without conditions.
+//! removed. When listing or deleting fails, `Deleting` is `False` `DeletingError` with the error
+//! and a `ResourceCleanupFail` Warning event is published. A cluster removed while objects remain
+//! (its finalizers cleared by hand) is cleaned up the same way, without conditions.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -434,7 +435,7 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                 &cluster,
                 false,
                 "ResourceCleanupCompleted",
-                format!("All resources are cleaned up in namespace {name}"),
+                format!("the resources in cluster {name} are cleaned up"),
             )
             .await;
             let finalizers = cluster
@@ -448,12 +449,19 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
             Ok(Action::await_change())
         }
         Err(error) => {
-            if let CleanupError::Delete { .. } = error {
+            if matches!(error, CleanupError::Delete { .. } | CleanupError::List { .. }) {
                 let message = error.to_string();
                 let condition =
                     Condition::new(DELETING, Status::False, reasons::DELETING_ERROR, &message, now());
                 set_deleting(&ctx, &cluster, condition).await?;
-                publish(&ctx, &cluster, true, "ResourceCleanupFail", message).await;
+                publish(
+                    &ctx,
+                    &cluster,
+                    true,
+                    "ResourceCleanupFail",
+                    format!("failed to clean up resources in cluster {name}: {message}"),
+                )
+                .await;
             }
             Err(error)
         }

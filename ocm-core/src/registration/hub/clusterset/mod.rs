@@ -37,6 +37,14 @@ use serde_json::json;
 
 use crate::metrics::ControllerMetrics;
 
+mod binding;
+mod cluster;
+mod sets;
+
+use binding::{binding_error_policy, reconcile_binding};
+use cluster::{cluster_error_policy, reconcile_cluster};
+use sets::{default_sets_loop, error_policy, reconcile_set};
+
 /// How the cluster-set controllers behave.
 #[derive(Debug, Clone)]
 pub struct ClusterSetOptions {
@@ -204,6 +212,7 @@ fn now() -> Time {
 
 struct Context {
     client: kube::Client,
+    recorder: kube::runtime::events::Recorder,
     options: ClusterSetOptions,
     metrics: ControllerMetrics,
 }
@@ -218,6 +227,13 @@ pub async fn run(
     metrics: ControllerMetrics,
 ) -> Result<(), ClusterSetError> {
     let ctx = Arc::new(Context {
+        recorder: kube::runtime::events::Recorder::new(
+            client.clone(),
+            kube::runtime::events::Reporter {
+                controller: "registration-controller".to_string(),
+                instance: None,
+            },
+        ),
         client: client.clone(),
         options,
         metrics,
@@ -282,268 +298,6 @@ pub async fn run(
         () = namespaces => Err(ClusterSetError::Stopped("managed namespaces")),
         () = binding_status => Err(ClusterSetError::Stopped("cluster set binding")),
         result = defaults => result,
-    }
-}
-
-fn error_policy(set: Arc<ManagedClusterSet>, error: &ClusterSetError, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconciled("managedclusterset", false);
-    tracing::warn!(set = %set.name_any(), %error, "cluster set reconciliation failed");
-    Action::requeue(ctx.options.resync)
-}
-
-#[tracing::instrument(skip_all, fields(set = %set.name_any()))]
-async fn reconcile_set(set: Arc<ManagedClusterSet>, ctx: Arc<Context>) -> Result<Action, ClusterSetError> {
-    let clusters = Api::<ManagedCluster>::all(ctx.client.clone())
-        .list(&ListParams::default())
-        .await
-        .map_err(|source| ClusterSetError::List {
-            what: "ManagedClusters",
-            source,
-        })?;
-    let mut selected = 0;
-    for cluster in &clusters.items {
-        if selects(&set, cluster.labels())? {
-            selected += 1;
-        }
-    }
-    let (status, reason, message) = empty_condition(selected);
-    let mut conditions = set.status.as_ref().and_then(|s| s.conditions.clone());
-    if conditions.set_condition(Condition::new(
-        managed_cluster_set::EMPTY,
-        status,
-        reason,
-        &message,
-        now(),
-    )) {
-        let name = set.name_any();
-        Api::<ManagedClusterSet>::all(ctx.client.clone())
-            .patch_status(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(&json!({"status": {"conditions": conditions}})),
-            )
-            .await
-            .map_err(|source| ClusterSetError::PatchStatus {
-                kind: "ManagedClusterSet",
-                name,
-                source,
-            })?;
-    }
-    ctx.metrics.reconciled("managedclusterset", true);
-    Ok(Action::await_change())
-}
-
-fn binding_error_policy(
-    binding: Arc<ManagedClusterSetBinding>,
-    error: &ClusterSetError,
-    ctx: Arc<Context>,
-) -> Action {
-    ctx.metrics.reconciled("managedclustersetbinding", false);
-    tracing::warn!(binding = %binding.name_any(), %error, "cluster set binding reconciliation failed");
-    Action::requeue(ctx.options.resync)
-}
-
-#[tracing::instrument(skip_all, fields(binding = %binding.name_any()))]
-async fn reconcile_binding(
-    binding: Arc<ManagedClusterSetBinding>,
-    ctx: Arc<Context>,
-) -> Result<Action, ClusterSetError> {
-    let namespace = binding.namespace().unwrap_or_default();
-    let name = binding.name_any();
-    let set_name = binding.spec.cluster_set.clone().unwrap_or_default();
-    let exists = !set_name.is_empty()
-        && Api::<ManagedClusterSet>::all(ctx.client.clone())
-            .get_opt(&set_name)
-            .await
-            .map_err(|source| ClusterSetError::List {
-                what: "ManagedClusterSets",
-                source,
-            })?
-            .is_some_and(|s| s.metadata.deletion_timestamp.is_none());
-    let condition = if exists {
-        Condition::new(
-            managed_cluster_set_binding::BOUND,
-            Status::True,
-            managed_cluster_set_binding::reasons::CLUSTER_SET_BOUND,
-            "",
-            now(),
-        )
-    } else {
-        Condition::new(
-            managed_cluster_set_binding::BOUND,
-            Status::False,
-            managed_cluster_set_binding::reasons::CLUSTER_SET_NOT_FOUND,
-            "",
-            now(),
-        )
-    };
-    let mut conditions = binding.status.as_ref().and_then(|s| s.conditions.clone());
-    if conditions.set_condition(condition) {
-        Api::<ManagedClusterSetBinding>::namespaced(ctx.client.clone(), &namespace)
-            .patch_status(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(&json!({"status": {"conditions": conditions}})),
-            )
-            .await
-            .map_err(|source| ClusterSetError::PatchStatus {
-                kind: "ManagedClusterSetBinding",
-                name,
-                source,
-            })?;
-    }
-    ctx.metrics.reconciled("managedclustersetbinding", true);
-    Ok(Action::await_change())
-}
-
-fn cluster_error_policy(cluster: Arc<ManagedCluster>, error: &ClusterSetError, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconciled("managednamespace", false);
-    tracing::warn!(cluster = %cluster.name_any(), %error, "cluster set membership reconciliation failed");
-    Action::requeue(ctx.options.resync)
-}
-
-#[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
-async fn reconcile_cluster(
-    cluster: Arc<ManagedCluster>,
-    ctx: Arc<Context>,
-) -> Result<Action, ClusterSetError> {
-    let name = cluster.name_any();
-    if cluster.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
-    if ctx.options.default_sets && needs_default_label(cluster.labels()) {
-        let patch = json!({"metadata": {"labels": {CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET}}});
-        Api::<ManagedCluster>::all(ctx.client.clone())
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| ClusterSetError::LabelCluster {
-                cluster: name.clone(),
-                source,
-            })?;
-        // The label change brings the cluster back with its new labels.
-        return Ok(Action::await_change());
-    }
-    let sets: Vec<Arc<ManagedClusterSet>> = Api::<ManagedClusterSet>::all(ctx.client.clone())
-        .list(&ListParams::default())
-        .await
-        .map_err(|source| ClusterSetError::List {
-            what: "ManagedClusterSets",
-            source,
-        })?
-        .items
-        .into_iter()
-        .map(Arc::new)
-        .collect();
-    let current = cluster
-        .status
-        .as_ref()
-        .and_then(|s| s.managed_namespaces.clone())
-        .unwrap_or_default();
-    let wanted = managed_namespaces(cluster.labels(), &sets, &current);
-    if wanted != current {
-        Api::<ManagedCluster>::all(ctx.client.clone())
-            .patch_status(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(&json!({"status": {"managedNamespaces": wanted}})),
-            )
-            .await
-            .map_err(|source| ClusterSetError::PatchStatus {
-                kind: "ManagedCluster",
-                name: name.clone(),
-                source,
-            })?;
-    }
-    ctx.metrics.reconciled("managednamespace", true);
-    Ok(Action::await_change())
-}
-
-/// Keeps the `default` and `global` sets: on every change of either and every resync.
-async fn default_sets_loop(sets: Api<ManagedClusterSet>, ctx: Arc<Context>) -> Result<(), ClusterSetError> {
-    if !ctx.options.default_sets {
-        return std::future::pending().await;
-    }
-    let mut events = std::pin::pin!(
-        watcher(sets.clone(), watcher::Config::default())
-            .default_backoff()
-            .applied_objects()
-    );
-    let mut tick = tokio::time::interval(ctx.options.resync);
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            event = events.next() => match event {
-                None => return Err(ClusterSetError::Stopped("default cluster sets")),
-                Some(Ok(set)) if default_set_selector(&set.name_any()).is_none() => continue,
-                Some(Ok(_)) => {}
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "watching cluster sets failed");
-                    continue;
-                }
-            },
-        }
-        for name in [DEFAULT_CLUSTER_SET, GLOBAL_CLUSTER_SET] {
-            let result = ensure_default_set(&sets, name).await;
-            ctx.metrics.reconciled("defaultclusterset", result.is_ok());
-            if let Err(error) = result {
-                tracing::warn!(set = name, %error, "keeping a default cluster set failed");
-            }
-        }
-    }
-}
-
-async fn ensure_default_set(sets: &Api<ManagedClusterSet>, name: &str) -> Result<(), ClusterSetError> {
-    let Some(selector) = default_set_selector(name) else {
-        return Ok(());
-    };
-    let error = |source| ClusterSetError::DefaultSet {
-        set: name.to_string(),
-        source,
-    };
-    match sets.get_opt(name).await.map_err(error)? {
-        None => {
-            let set = ManagedClusterSet::new(
-                name,
-                ManagedClusterSetSpec {
-                    cluster_selector: Some(selector),
-                    managed_namespaces: None,
-                },
-            );
-            match sets.create(&PostParams::default(), &set).await {
-                Ok(_) => Ok(()),
-                Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-                Err(source) => Err(error(source)),
-            }
-        }
-        Some(existing) => {
-            let auto_update = existing
-                .annotations()
-                .get(CLUSTER_SET_AUTO_UPDATE)
-                .map(String::as_str)
-                != Some("false");
-            if !auto_update
-                || existing.metadata.deletion_timestamp.is_some()
-                || existing.spec.cluster_selector.as_ref() == Some(&selector)
-            {
-                return Ok(());
-            }
-            // A merge patch keeps keys it does not name: name every key, null where unwanted.
-            let patch = json!({"metadata": {"resourceVersion": existing.resource_version()},
-                "spec": {"clusterSelector": selector_merge_patch(name)}});
-            sets.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(error)?;
-            Ok(())
-        }
-    }
-}
-
-/// The merge-patch value that turns any `clusterSelector` into the one of default set `name`.
-fn selector_merge_patch(name: &str) -> serde_json::Value {
-    if name == GLOBAL_CLUSTER_SET {
-        json!({"selectorType": "LabelSelector", "labelSelector": {"matchLabels": null, "matchExpressions": null}})
-    } else {
-        json!({"selectorType": "ExclusiveClusterSetLabel", "labelSelector": null})
     }
 }
 
