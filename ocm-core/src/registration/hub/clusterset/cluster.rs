@@ -33,17 +33,11 @@ pub(super) async fn reconcile_cluster(
         // The label change brings the cluster back with its new labels.
         return Ok(Action::await_change());
     }
-    let sets: Vec<Arc<ManagedClusterSet>> = Api::<ManagedClusterSet>::all(ctx.client.clone())
-        .list(&ListParams::default())
+    ctx.sets
+        .wait_until_ready()
         .await
-        .map_err(|source| ClusterSetError::List {
-            what: "ManagedClusterSets",
-            source,
-        })?
-        .items
-        .into_iter()
-        .map(Arc::new)
-        .collect();
+        .map_err(|_| ClusterSetError::Cache("ManagedClusterSet"))?;
+    let sets = ctx.sets.state();
     let current = cluster
         .status
         .as_ref()

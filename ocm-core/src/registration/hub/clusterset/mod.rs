@@ -1,6 +1,6 @@
 //! ManagedClusterSets and ManagedClusterSetBindings (ocm-core.md §2.6, §2.7).
 //!
-//! [`run`] drives four loops:
+//! [`run`] keeps caches of clusters and sets and drives four loops:
 //! - set status: `ClusterSetEmpty` of every set, recomputed when a set or any cluster changes;
 //! - default sets (when [`ClusterSetOptions::default_sets`]): the `default` set
 //!   (`ExclusiveClusterSetLabel`) and the `global` set (`LabelSelector {}`) exist, their
@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::{ClusterSetManagedNamespace, ManagedCluster};
@@ -110,6 +110,9 @@ pub enum ClusterSetError {
         /// The API error.
         source: kube::Error,
     },
+    /// The cache of clusters or sets was dropped before it filled.
+    #[error("the {0} cache is gone")]
+    Cache(&'static str),
     /// A controller or watch ended.
     #[error("the {0} loop ended")]
     Stopped(&'static str),
@@ -213,6 +216,10 @@ fn now() -> Time {
 struct Context {
     client: kube::Client,
     recorder: kube::runtime::events::Recorder,
+    /// Every ManagedCluster, as last seen.
+    clusters: Store<ManagedCluster>,
+    /// Every ManagedClusterSet, as last seen.
+    sets: Store<ManagedClusterSet>,
     options: ClusterSetOptions,
     metrics: ControllerMetrics,
 }
@@ -226,6 +233,26 @@ pub async fn run(
     options: ClusterSetOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), ClusterSetError> {
+    let sets: Api<ManagedClusterSet> = Api::all(client.clone());
+    let clusters: Api<ManagedCluster> = Api::all(client.clone());
+    let bindings: Api<ManagedClusterSetBinding> = Api::all(client.clone());
+
+    // Caches of clusters and sets; each change, once cached, re-evaluates every object of the
+    // other kind (a label change may move a cluster between any two sets).
+    let (cluster_cache, cluster_writer) = reflector::store::<ManagedCluster>();
+    let cluster_changes = reflector(
+        cluster_writer,
+        watcher(clusters.clone(), watcher::Config::default()),
+    )
+    .default_backoff()
+    .touched_objects()
+    .filter_map(|event| futures::future::ready(event.ok().map(|_| ())));
+    let (set_cache, set_writer) = reflector::store::<ManagedClusterSet>();
+    let set_changes = reflector(set_writer, watcher(sets.clone(), watcher::Config::default()))
+        .default_backoff()
+        .touched_objects()
+        .filter_map(|event| futures::future::ready(event.ok().map(|_| ())));
+
     let ctx = Arc::new(Context {
         recorder: kube::runtime::events::Recorder::new(
             client.clone(),
@@ -235,42 +262,19 @@ pub async fn run(
             },
         ),
         client: client.clone(),
+        clusters: cluster_cache,
+        sets: set_cache,
         options,
         metrics,
     });
-    let sets: Api<ManagedClusterSet> = Api::all(client.clone());
-    let clusters: Api<ManagedCluster> = Api::all(client.clone());
-    let bindings: Api<ManagedClusterSetBinding> = Api::all(client.clone());
 
-    let set_controller = Controller::new(sets.clone(), watcher::Config::default());
-    let set_store = set_controller.store();
-    let set_status = set_controller
-        .watches(
-            clusters.clone(),
-            watcher::Config::default(),
-            move |_: ManagedCluster| {
-                set_store
-                    .state()
-                    .into_iter()
-                    .map(|s| ObjectRef::from_obj(s.as_ref()))
-            },
-        )
+    let set_status = Controller::new(sets.clone(), watcher::Config::default())
+        .reconcile_all_on(cluster_changes)
         .run(reconcile_set, error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
 
-    let cluster_controller = Controller::new(clusters.clone(), watcher::Config::default());
-    let cluster_store = cluster_controller.store();
-    let namespaces = cluster_controller
-        .watches(
-            sets.clone(),
-            watcher::Config::default(),
-            move |_: ManagedClusterSet| {
-                cluster_store
-                    .state()
-                    .into_iter()
-                    .map(|c| ObjectRef::from_obj(c.as_ref()))
-            },
-        )
+    let namespaces = Controller::new(clusters.clone(), watcher::Config::default())
+        .reconcile_all_on(set_changes)
         .run(reconcile_cluster, cluster_error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
 

@@ -17,15 +17,12 @@ pub(super) async fn reconcile_set(
     set: Arc<ManagedClusterSet>,
     ctx: Arc<Context>,
 ) -> Result<Action, ClusterSetError> {
-    let clusters = Api::<ManagedCluster>::all(ctx.client.clone())
-        .list(&ListParams::default())
+    ctx.clusters
+        .wait_until_ready()
         .await
-        .map_err(|source| ClusterSetError::List {
-            what: "ManagedClusters",
-            source,
-        })?;
+        .map_err(|_| ClusterSetError::Cache("ManagedCluster"))?;
     let mut selected = 0;
-    for cluster in &clusters.items {
+    for cluster in ctx.clusters.state() {
         if selects(&set, cluster.labels())? {
             selected += 1;
         }
