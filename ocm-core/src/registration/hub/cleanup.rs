@@ -403,10 +403,6 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         ctx.metrics.reconciled(CONTROLLER, true);
         return Ok(Action::await_change());
     }
-    if !has_finalizer {
-        ctx.metrics.reconciled(CONTROLLER, true);
-        return Ok(Action::await_change());
-    }
     let name = cluster.name_any();
     match clean_namespace(&ctx.client, &ctx.options.resources, &name).await {
         Ok(Pass::Remaining(message)) => {
@@ -430,21 +426,23 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                 now(),
             );
             set_deleting(&ctx, &cluster, condition).await?;
-            publish(
-                &ctx,
-                &cluster,
-                false,
-                "ResourceCleanupCompleted",
-                format!("the resources in cluster {name} are cleaned up"),
-            )
-            .await;
-            let finalizers = cluster
-                .finalizers()
-                .iter()
-                .filter(|f| *f != MANAGED_CLUSTER_RESOURCE_CLEANUP)
-                .cloned()
-                .collect();
-            patch_finalizers(&ctx, &cluster, finalizers).await?;
+            if has_finalizer {
+                publish(
+                    &ctx,
+                    &cluster,
+                    false,
+                    "ResourceCleanupCompleted",
+                    format!("the resources in cluster {name} are cleaned up"),
+                )
+                .await;
+                let finalizers = cluster
+                    .finalizers()
+                    .iter()
+                    .filter(|f| *f != MANAGED_CLUSTER_RESOURCE_CLEANUP)
+                    .cloned()
+                    .collect();
+                patch_finalizers(&ctx, &cluster, finalizers).await?;
+            }
             ctx.metrics.reconciled(CONTROLLER, true);
             Ok(Action::await_change())
         }

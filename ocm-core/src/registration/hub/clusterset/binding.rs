@@ -28,7 +28,7 @@ pub(super) async fn reconcile_binding(
                 what: "ManagedClusterSets",
                 source,
             })?
-            .is_some_and(|s| s.metadata.deletion_timestamp.is_none());
+            .is_some();
     let condition = if exists {
         Condition::new(
             managed_cluster_set_binding::BOUND,
