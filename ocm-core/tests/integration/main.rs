@@ -3,3 +3,4 @@
 
 mod crds;
 mod registration_hub;
+mod registration_sets;

@@ -13,7 +13,10 @@
 //! [`run`] starts every controller with one [`HubOptions`].
 
 pub mod accept;
+pub mod addon_status;
 pub mod bootstrap;
+pub mod cleanup;
+pub mod clusterset;
 pub mod csr_approval;
 pub mod lease;
 pub mod rbac;
@@ -51,6 +54,12 @@ pub struct HubOptions {
     pub auto_accept: bool,
     /// How long to wait before looking again for remaining ManifestWorks (upstream 5 s).
     pub work_cleanup_requeue: Duration,
+    /// Options of the resource cleanup of deleted clusters (add-ons, then ManifestWorks).
+    pub cleanup: cleanup::CleanupOptions,
+    /// Options of the ManagedClusterSet controllers.
+    pub cluster_sets: clusterset::ClusterSetOptions,
+    /// Options of the hub-side add-on status controller.
+    pub addon_status: addon_status::AddonStatusOptions,
 }
 
 impl Default for HubOptions {
@@ -60,6 +69,9 @@ impl Default for HubOptions {
             auto_approved_csr_users: Vec::new(),
             auto_accept: false,
             work_cleanup_requeue: Duration::from_secs(5),
+            cleanup: cleanup::CleanupOptions::default(),
+            cluster_sets: clusterset::ClusterSetOptions::default(),
+            addon_status: addon_status::AddonStatusOptions::default(),
         }
     }
 }
@@ -70,6 +82,15 @@ pub enum HubError {
     /// A controller's event stream ended (its watches stopped).
     #[error("the {0} controller stopped")]
     ControllerStopped(&'static str),
+    /// The resource cleanup controller stopped.
+    #[error(transparent)]
+    Cleanup(#[from] cleanup::CleanupError),
+    /// A ManagedClusterSet controller stopped.
+    #[error(transparent)]
+    ClusterSets(#[from] clusterset::ClusterSetError),
+    /// The add-on status controller stopped.
+    #[error(transparent)]
+    AddonStatus(#[from] addon_status::AddonStatusError),
 }
 
 /// A running controller: resolves when it stops.
@@ -97,7 +118,29 @@ pub fn controllers(
         )),
         Box::pin(lease::run(client.clone(), metrics.clone())),
         Box::pin(taint::run(client.clone(), metrics.clone())),
+        Box::pin(err_into(cleanup::run(
+            client.clone(),
+            options.cleanup.clone(),
+            metrics.clone(),
+        ))),
+        Box::pin(err_into(clusterset::run(
+            client.clone(),
+            options.cluster_sets.clone(),
+            metrics.clone(),
+        ))),
+        Box::pin(err_into(addon_status::run(
+            client.clone(),
+            options.addon_status.clone(),
+            metrics.clone(),
+        ))),
     ]
+}
+
+/// Maps a controller's own error into [`HubError`].
+async fn err_into<E: Into<HubError>>(
+    controller: impl Future<Output = Result<(), E>>,
+) -> Result<(), HubError> {
+    controller.await.map_err(Into::into)
 }
 
 /// Runs every hub registration controller until one stops; dropping the future stops them all.
