@@ -2,3 +2,4 @@
 //! by `OCM_TEST_HUB_KUBECONFIG` / `OCM_TEST_SPOKE_KUBECONFIG`). One module per area.
 
 mod crds;
+mod registration_agent;

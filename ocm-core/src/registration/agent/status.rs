@@ -1,0 +1,294 @@
+//! The ManagedCluster's status as the agent reports it (ocm-core.md §1.9): Joined, Available
+//! (from `/livez`, falling back to `/healthz`), the Kubernetes version, and capacity and
+//! allocatable summed over the Nodes. Written as a merge patch on `/status` only when changed.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use k8s_openapi::{
+    api::core::v1::Node,
+    apimachinery::pkg::{api::resource::Quantity, apis::meta::v1::Time},
+    jiff::Timestamp,
+};
+use kube::{
+    Api,
+    api::{ListParams, Patch, PatchParams},
+};
+use ocm_api::{
+    cluster::v1::{ManagedCluster, ManagedClusterStatus, ManagedClusterVersion},
+    conditions::{self, ConditionList, Status},
+    meta::Condition,
+    names::conditions::cluster::managed_cluster,
+};
+
+use super::{Agent, AgentError};
+
+/// The controller name in metrics and logs.
+const CONTROLLER: &str = "managed-cluster-status";
+
+/// How long an API-server failure must persist before Available turns False.
+pub const UNAVAILABLE_GRACE: Duration = Duration::from_secs(20);
+
+/// The health of the spoke's API server: `Ok` or the status code and body of the failure.
+async fn probe(spoke: &kube::Client) -> Result<(), (u16, String)> {
+    let get = |path: &str| {
+        let req = http::Request::get(path).body(Vec::new());
+        async move {
+            let req = req.map_err(|e| (0u16, e.to_string()))?;
+            match spoke.request_text(req).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(s)) => Err((s.code, s.message)),
+                Err(e) => Err((0, e.to_string())),
+            }
+        }
+    };
+    match get("/livez").await {
+        Err((404 | 403, _)) => get("/healthz").await,
+        other => other,
+    }
+}
+
+/// Sums a quantity map into `into` (only plain integers and the binary/decimal suffixes that
+/// node capacities use are summed; others keep the first value seen).
+fn add_quantities(into: &mut BTreeMap<String, i128>, from: &BTreeMap<String, Quantity>) {
+    for (name, q) in from {
+        if let Some(v) = parse_quantity_milli(&q.0) {
+            *into.entry(name.clone()).or_default() += v;
+        }
+    }
+}
+
+/// A quantity in thousandths (`1` → 1000, `500m` → 500, `1Ki` → 1024000).
+pub fn parse_quantity_milli(q: &str) -> Option<i128> {
+    let q = q.trim();
+    let suffixes: [(&str, i128); 13] = [
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+        ("Pi", 1 << 50),
+        ("Ei", 1 << 60),
+        ("k", 1_000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+        ("T", 1_000_000_000_000),
+        ("P", 1_000_000_000_000_000),
+        ("E", 1_000_000_000_000_000_000),
+        ("m", 0),
+    ];
+    for (suffix, mult) in suffixes {
+        if let Some(num) = q.strip_suffix(suffix) {
+            let n: i128 = num.parse().ok()?;
+            return Some(if mult == 0 { n } else { n * mult * 1000 });
+        }
+    }
+    q.parse::<i128>().ok().map(|n| n * 1000)
+}
+
+/// A sum in thousandths as a quantity: whole numbers plainly, else with `m`.
+pub fn format_quantity_milli(v: i128) -> Quantity {
+    if v % 1000 == 0 {
+        Quantity((v / 1000).to_string())
+    } else {
+        Quantity(format!("{v}m"))
+    }
+}
+
+/// Capacity (all nodes) and allocatable (schedulable nodes) summed over `nodes`.
+pub fn node_resources(nodes: &[Node]) -> (BTreeMap<String, Quantity>, BTreeMap<String, Quantity>) {
+    let mut capacity = BTreeMap::new();
+    let mut allocatable = BTreeMap::new();
+    for node in nodes {
+        let Some(status) = &node.status else { continue };
+        if let Some(c) = &status.capacity {
+            add_quantities(&mut capacity, c);
+        }
+        let unschedulable = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+        if !unschedulable && let Some(a) = &status.allocatable {
+            add_quantities(&mut allocatable, a);
+        }
+    }
+    let fmt = |m: BTreeMap<String, i128>| {
+        m.into_iter()
+            .map(|(k, v)| (k, format_quantity_milli(v)))
+            .collect()
+    };
+    (fmt(capacity), fmt(allocatable))
+}
+
+/// The state the status loop keeps between rounds.
+#[derive(Default)]
+struct StatusState {
+    /// When the API server was first seen failing in the current run of failures.
+    first_failure: Option<tokio::time::Instant>,
+}
+
+/// One round: compute the new status and patch it when it changed. Returns whether later work
+/// was skipped because an API-server failure is still within its grace (requeue sooner).
+async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<bool, AgentError> {
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    let Some(cluster) = api
+        .get_opt(&agent.cluster)
+        .await
+        .map_err(|source| AgentError::PatchStatus {
+            name: agent.cluster.clone(),
+            source,
+        })?
+    else {
+        return Ok(false);
+    };
+    let old = cluster.status.clone().unwrap_or_default();
+    let mut new = old.clone();
+    let now = Time(Timestamp::now());
+    if !conditions::is_true(
+        old.conditions.as_deref().unwrap_or_default(),
+        managed_cluster::HUB_ACCEPTED,
+    ) {
+        tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted");
+        return Ok(false);
+    }
+    new.conditions.set_condition(Condition::new(
+        managed_cluster::JOINED,
+        Status::True,
+        managed_cluster::reasons::JOINED,
+        "Managed cluster joined",
+        now.clone(),
+    ));
+    let mut skipped = false;
+    match probe(&agent.spoke).await {
+        Ok(()) => {
+            state.first_failure = None;
+            new.conditions.set_condition(Condition::new(
+                managed_cluster::AVAILABLE,
+                Status::True,
+                managed_cluster::reasons::AVAILABLE,
+                "Managed cluster is available",
+                now.clone(),
+            ));
+        }
+        Err((code, body)) => {
+            let first = *state.first_failure.get_or_insert_with(tokio::time::Instant::now);
+            if first.elapsed() >= UNAVAILABLE_GRACE {
+                new.conditions.set_condition(Condition::new(
+                    managed_cluster::AVAILABLE,
+                    Status::False,
+                    managed_cluster::reasons::KUBE_API_SERVER_UNAVAILABLE,
+                    &format!("The kube-apiserver is not ok, status code: {code}, {body}"),
+                    now.clone(),
+                ));
+            } else {
+                skipped = true;
+            }
+        }
+    }
+    if !skipped {
+        let version = agent
+            .spoke
+            .apiserver_version()
+            .await
+            .map_err(AgentError::ReadSpoke)?;
+        new.version = Some(ManagedClusterVersion {
+            kubernetes: Some(version.git_version),
+        });
+        let nodes: Api<Node> = Api::all(agent.spoke.clone());
+        let nodes = nodes
+            .list(&ListParams::default())
+            .await
+            .map_err(AgentError::ReadSpoke)?
+            .items;
+        let (capacity, allocatable) = node_resources(&nodes);
+        let mut merged = old.capacity.clone().unwrap_or_default();
+        merged.extend(capacity);
+        new.capacity = Some(merged);
+        new.allocatable = Some(allocatable);
+    }
+    if conditions::is_false(
+        new.conditions.as_deref().unwrap_or_default(),
+        managed_cluster::CLOCK_SYNCED,
+    ) {
+        return Err(AgentError::ClockOutOfSync(agent.cluster.clone()));
+    }
+    if new != old {
+        patch_status(&api, &cluster, &new).await?;
+    }
+    Ok(skipped)
+}
+
+async fn patch_status(
+    api: &Api<ManagedCluster>,
+    cluster: &ManagedCluster,
+    status: &ManagedClusterStatus,
+) -> Result<(), AgentError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let patch = serde_json::json!({
+        "metadata": {"uid": cluster.metadata.uid, "resourceVersion": cluster.metadata.resource_version},
+        "status": status,
+    });
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|source| AgentError::PatchStatus { name, source })?;
+    Ok(())
+}
+
+/// Reports the status every health-check period (5 s while an API-server failure is in its
+/// grace). Returns only when the hub kubeconfig becomes invalid.
+pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
+    let mut state = StatusState::default();
+    loop {
+        let hub = agent.hub_client().await?;
+        let wait = match sync(agent, &hub, &mut state).await {
+            Ok(true) => Duration::from_secs(5),
+            Ok(false) => agent.options.cluster_healthcheck_period,
+            Err(e) => {
+                agent.metrics.reconciled(CONTROLLER, false);
+                tracing::warn!(cluster = %agent.cluster, error = %e, "status sync failed");
+                agent.options.poll_period.max(Duration::from_secs(1))
+            }
+        };
+        agent.metrics.reconciled(CONTROLLER, true);
+        tokio::time::sleep(wait.min(agent.options.cluster_healthcheck_period)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{NodeSpec, NodeStatus};
+
+    fn node(cpu: &str, mem: &str, unschedulable: bool) -> Node {
+        let q = |c: &str, m: &str| {
+            BTreeMap::from([
+                ("cpu".to_string(), Quantity(c.into())),
+                ("memory".to_string(), Quantity(m.into())),
+            ])
+        };
+        Node {
+            spec: Some(NodeSpec {
+                unschedulable: Some(unschedulable),
+                ..Default::default()
+            }),
+            status: Some(NodeStatus {
+                capacity: Some(q(cpu, mem)),
+                allocatable: Some(q(cpu, mem)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn capacity_sums_all_nodes_and_allocatable_skips_unschedulable() {
+        let (cap, alloc) = node_resources(&[node("2", "1Gi", false), node("500m", "1Gi", true)]);
+        assert_eq!(cap["cpu"], Quantity("2500m".into()));
+        assert_eq!(cap["memory"], Quantity((2i128 << 30).to_string()));
+        assert_eq!(alloc["cpu"], Quantity("2".into()));
+        assert_eq!(alloc["memory"], Quantity((1i128 << 30).to_string()));
+    }
+
+    #[test]
+    fn quantities_parse_in_thousandths() {
+        assert_eq!(parse_quantity_milli("1"), Some(1000));
+        assert_eq!(parse_quantity_milli("250m"), Some(250));
+        assert_eq!(parse_quantity_milli("1Ki"), Some(1_024_000));
+        assert_eq!(parse_quantity_milli("x"), None);
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the registration agent (ocm-core.md §6.1), on a TestEnv hub and spoke.
+//! The hub controllers are not used: `support` acts as the hub admin.
+
+mod joining;
+mod rotation;
+mod support;
