@@ -14,12 +14,13 @@
 //! | `bootstrap` | creating the ManagedCluster, the CSR loop, writing the secret and its files |
 //! | `lease` | renewing `managed-cluster-lease` |
 //! | `rotation` | rotating the client certificate, condition `ClusterCertificateRotated` |
-//! | `status` | Joined, Available, version, capacity and allocatable |
+//! | `status` | Joined, Available, version, capacity and allocatable, ClusterClaims |
 
 mod bootstrap;
 pub mod csr;
 pub mod kubeconfig;
 mod lease;
+mod patch;
 mod rotation;
 mod status;
 
@@ -148,6 +149,10 @@ pub struct AgentOptions {
     pub cluster_annotations: BTreeMap<String, String>,
     /// How often the status controller runs.
     pub cluster_healthcheck_period: Duration,
+    /// How many non-reserved ClusterClaims are reported at most (20 upstream).
+    pub max_custom_cluster_claims: usize,
+    /// Claim-name suffixes treated as reserved (never cut).
+    pub reserved_cluster_claim_suffixes: Vec<String>,
     /// `spec.expirationSeconds` of the cluster's CSRs (upstream requires ≥ 3600 when set).
     pub client_cert_expiration_seconds: Option<i32>,
     /// How often bootstrap polls the CSR and the files (1 s upstream).
@@ -174,6 +179,8 @@ impl AgentOptions {
             spoke_ca_bundle: None,
             cluster_annotations: BTreeMap::new(),
             cluster_healthcheck_period: Duration::from_secs(60),
+            max_custom_cluster_claims: 20,
+            reserved_cluster_claim_suffixes: Vec::new(),
             client_cert_expiration_seconds: None,
             poll_period: Duration::from_secs(1),
             rotation_check_period: Duration::from_secs(300),

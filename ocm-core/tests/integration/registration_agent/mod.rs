@@ -3,4 +3,5 @@
 
 mod joining;
 mod rotation;
+mod status;
 mod support;

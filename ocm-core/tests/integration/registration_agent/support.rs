@@ -45,7 +45,7 @@ pub struct Setup {
     /// Kept alive for the test's duration.
     pub _hub: TestEnv,
     /// Kept alive for the test's duration.
-    pub _spoke: TestEnv,
+    pub spoke: TestEnv,
     pub hub_client: kube::Client,
     pub spoke_client: kube::Client,
     pub dir: tempfile::TempDir,
@@ -79,7 +79,7 @@ impl Setup {
         std::fs::write(dir.path().join("bootstrap.kubeconfig"), bootstrap).unwrap();
         Self {
             _hub: hub,
-            _spoke: spoke,
+            spoke,
             hub_client,
             spoke_client,
             dir,
