@@ -2,6 +2,7 @@
 //! The hub controllers are not used: `support` acts as the hub admin.
 
 mod joining;
+mod rebootstrap;
 mod rotation;
 mod status;
 mod support;
