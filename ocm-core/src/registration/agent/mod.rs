@@ -11,11 +11,13 @@
 //! |---|---|
 //! | [`kubeconfig`] | the hub kubeconfig's validity check and its generation from the bootstrap kubeconfig |
 //! | [`csr`] | keys, certificate requests, rotation thresholds |
+//! | [`addon`] | add-on registration secrets and the add-on lease checker |
 //! | `bootstrap` | creating the ManagedCluster, the CSR loop, writing the secret and its files |
 //! | `lease` | renewing `managed-cluster-lease` |
 //! | `rotation` | rotating the client certificate, condition `ClusterCertificateRotated` |
 //! | `status` | Joined, Available, version, capacity and allocatable, ClusterClaims |
 
+pub mod addon;
 mod bootstrap;
 pub mod csr;
 pub mod kubeconfig;
@@ -114,6 +116,14 @@ pub enum AgentError {
         /// The API error.
         source: kube::Error,
     },
+    /// Reading or patching a ManagedClusterAddOn's status failed.
+    #[error("patching the status of ManagedClusterAddOn {name}: {source}")]
+    PatchAddonStatus {
+        /// The add-on.
+        name: String,
+        /// The API error.
+        source: kube::Error,
+    },
     /// The hub refuses the cluster's status because its clock is out of sync.
     #[error("the clock of ManagedCluster {0} is out of sync with the hub; not patching status")]
     ClockOutOfSync(String),
@@ -162,6 +172,9 @@ pub struct AgentOptions {
     /// A fixed rotation threshold (share of life remaining) instead of upstream's random one in
     /// [0.20, 0.25); tests set 1.0 to rotate at once.
     pub rotation_threshold: Option<f64>,
+    /// How often add-on registrations and add-on leases are checked (upstream: lease checker
+    /// every 30 s).
+    pub addon_sync_period: Duration,
 }
 
 impl AgentOptions {
@@ -185,6 +198,7 @@ impl AgentOptions {
             poll_period: Duration::from_secs(1),
             rotation_check_period: Duration::from_secs(300),
             rotation_threshold: None,
+            addon_sync_period: Duration::from_secs(30),
         }
     }
 }
@@ -231,7 +245,12 @@ pub async fn run(
         bootstrap::bootstrap(&agent).await?;
     }
     tracing::info!(cluster = %agent.cluster, "hub kubeconfig ready");
-    tokio::try_join!(lease::run(&agent), status::run(&agent), rotation::run(&agent))?;
+    tokio::try_join!(
+        lease::run(&agent),
+        status::run(&agent),
+        rotation::run(&agent),
+        addon::run(&agent)
+    )?;
     Ok(())
 }
 

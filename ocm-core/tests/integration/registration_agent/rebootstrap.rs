@@ -8,19 +8,7 @@ use kube::{
 };
 use ocm_core::{metrics::ControllerMetrics, registration::agent};
 
-use super::support::{Setup, eventually};
-
-fn expired_certificate() -> Vec<u8> {
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.distinguished_name.push(
-        rcgen::DnType::CommonName,
-        "system:open-cluster-management:rb-1:agent1",
-    );
-    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-    params.not_after = rcgen::date_time_ymd(2021, 1, 1);
-    let key = rcgen::KeyPair::generate().unwrap();
-    params.self_signed(&key).unwrap().pem().into_bytes()
-}
+use super::support::{Setup, eventually, expired_certificate};
 
 async fn join(setup: &Setup) -> tokio::task::JoinHandle<Result<(), agent::AgentError>> {
     let handle = tokio::spawn(agent::run(

@@ -281,3 +281,16 @@ impl Setup {
         })
     }
 }
+
+/// A certificate for `rb-1`'s agent that expired in 2021.
+pub fn expired_certificate() -> Vec<u8> {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name.push(
+        rcgen::DnType::CommonName,
+        "system:open-cluster-management:rb-1:agent1",
+    );
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+    let key = rcgen::KeyPair::generate().unwrap();
+    params.self_signed(&key).unwrap().pem().into_bytes()
+}
