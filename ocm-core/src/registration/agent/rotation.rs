@@ -131,10 +131,14 @@ async fn check(agent: &Agent, hub: &kube::Client) -> Result<bool, AgentError> {
     }
 }
 
-/// Checks the certificate every poll period and rotates it when due. Returns only when the hub
+/// Copies the hub-kubeconfig secret into its files, then checks the certificate every period and rotates it when due. Returns only when the hub
 /// kubeconfig becomes invalid.
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     loop {
+        // Keep the files in step with the secret (upstream's HubKubeconfigSecretController).
+        if let Err(e) = bootstrap::sync_files_from_secret(&agent.spoke, &agent.options).await {
+            tracing::warn!(cluster = %agent.cluster, error = %e, "copying the hub-kubeconfig secret failed");
+        }
         let hub = agent.hub_client().await?;
         let result = check(agent, &hub).await;
         agent.metrics.reconciled(CONTROLLER, result.is_ok());

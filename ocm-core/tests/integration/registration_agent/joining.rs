@@ -131,3 +131,62 @@ async fn spokeagent_restart_mid_join_creates_a_new_csr_and_completes() {
     assert!(!handle.is_finished());
     handle.abort();
 }
+
+#[tokio::test]
+async fn spokeagent_restart_never_more_than_ten_csrs() {
+    let setup = Setup::new("throttle-1").await;
+    for round in 0..12 {
+        let handle = start(&setup, setup.spoke_client.clone());
+        let want = (round + 1).min(10);
+        eventually(30, "a CSR per restart up to ten", || async {
+            (setup.csrs().await.len() >= want).then_some(())
+        })
+        .await;
+        handle.abort();
+        let _ = handle.await;
+    }
+    // The agent that finds ten CSRs creates none: over ten of its bootstrap rounds (200 ms
+    // each; earlier agents made their CSR within the first) the count stays at ten.
+    let handle = start(&setup, setup.spoke_client.clone());
+    for _ in 0..10 {
+        assert_eq!(setup.csrs().await.len(), 10);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(!handle.is_finished());
+    handle.abort();
+}
+
+#[tokio::test]
+async fn clusterannotations_only_agent_prefixed_and_client_configs() {
+    let setup = Setup::new("annot-1").await;
+    let mut options = setup.options();
+    options.cluster_annotations = [
+        (
+            "agent.open-cluster-management.io/foo".to_string(),
+            "bar".to_string(),
+        ),
+        ("foo".to_string(), "bar".to_string()),
+    ]
+    .into();
+    options.external_server_urls = vec!["https://spoke.example:6443".into()];
+    options.spoke_ca_bundle = Some(b"CA".to_vec());
+    let handle = tokio::spawn(agent::run(
+        setup.spoke_client.clone(),
+        options,
+        ControllerMetrics::default(),
+    ));
+    let cluster = eventually(30, "ManagedCluster", || async { setup.cluster().await }).await;
+    let annotations = cluster.metadata.annotations.unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("agent.open-cluster-management.io/foo")
+            .map(String::as_str),
+        Some("bar")
+    );
+    assert!(!annotations.contains_key("foo"));
+    let configs = cluster.spec.managed_cluster_client_configs.unwrap();
+    assert_eq!(configs.len(), 1);
+    assert_eq!(configs[0].url, "https://spoke.example:6443");
+    assert_eq!(configs[0].ca_bundle.as_ref().unwrap().0, b"CA");
+    handle.abort();
+}
