@@ -339,3 +339,54 @@ pub(crate) async fn bootstrap(agent: &Agent) -> Result<(), AgentError> {
         tokio::time::sleep(agent.options.poll_period).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_options_then_files_then_random() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = AgentOptions::new(dir.path().join("b"), dir.path().to_path_buf());
+        let (cluster, agent) = resolve_names(&options);
+        assert_eq!(cluster.len(), 36);
+        assert_eq!(agent.len(), 5);
+        assert!(
+            agent
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        );
+        std::fs::write(dir.path().join("cluster-name"), "c-file\n").unwrap();
+        std::fs::write(dir.path().join("agent-name"), "a-file").unwrap();
+        assert_eq!(
+            resolve_names(&options),
+            ("c-file".to_string(), "a-file".to_string())
+        );
+        options.cluster_name = Some("c-opt".into());
+        options.agent_name = Some("a-opt".into());
+        assert_eq!(
+            resolve_names(&options),
+            ("c-opt".to_string(), "a-opt".to_string())
+        );
+    }
+
+    #[test]
+    fn files_are_written_private_and_only_when_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = BTreeMap::from([("tls.crt".to_string(), ByteString(b"x".to_vec()))]);
+        write_files(dir.path(), &data).unwrap();
+        let path = dir.path().join("tls.crt");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+        }
+        let before = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write_files(dir.path(), &data).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), before);
+    }
+}

@@ -31,6 +31,12 @@ const CONTROLLER: &str = "managed-cluster-status";
 /// How long an API-server failure must persist before Available turns False.
 pub const UNAVAILABLE_GRACE: Duration = Duration::from_secs(20);
 
+/// Whether an API-server failure first seen at `first` has lasted long enough at `now` to be
+/// written as Available False.
+pub fn failure_persisted(first: tokio::time::Instant, now: tokio::time::Instant) -> bool {
+    now.saturating_duration_since(first) >= UNAVAILABLE_GRACE
+}
+
 /// The health of the spoke's API server: `Ok` or the status code and body of the failure.
 async fn probe(spoke: &kube::Client) -> Result<(), (u16, String)> {
     let get = |path: &str| {
@@ -215,7 +221,7 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
         }
         Err((code, body)) => {
             let first = *state.first_failure.get_or_insert_with(tokio::time::Instant::now);
-            if first.elapsed() >= UNAVAILABLE_GRACE {
+            if failure_persisted(first, tokio::time::Instant::now()) {
                 new.conditions.set_condition(Condition::new(
                     managed_cluster::AVAILABLE,
                     Status::False,
@@ -392,6 +398,15 @@ mod tests {
         );
         assert!(truncated);
         assert!(!cluster_claims(&claims, 20, &[]).1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_are_written_after_twenty_seconds() {
+        let first = tokio::time::Instant::now();
+        tokio::time::advance(Duration::from_secs(19)).await;
+        assert!(!failure_persisted(first, tokio::time::Instant::now()));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(failure_persisted(first, tokio::time::Instant::now()));
     }
 
     #[test]
