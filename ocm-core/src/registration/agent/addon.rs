@@ -65,6 +65,8 @@ pub struct Registration {
     pub user: String,
     /// The certificate O values.
     pub groups: Vec<String>,
+    /// The certificate OU values (custom signers).
+    pub organization_units: Vec<String>,
     /// Whether the secret gets a `kubeconfig` (kubeClient registrations).
     pub kubeconfig: bool,
 }
@@ -83,6 +85,7 @@ pub fn registration(cluster: &str, addon: &str, config: &RegistrationConfig) -> 
                 signer: subjects::KUBE_APISERVER_CLIENT_SIGNER.to_string(),
                 user: subject.user.filter(|u| !u.is_empty()).unwrap_or(default_user),
                 groups: subject.groups.filter(|g| !g.is_empty()).unwrap_or(default_groups),
+                organization_units: Vec::new(),
                 kubeconfig: true,
             })
         }
@@ -97,6 +100,7 @@ pub fn registration(cluster: &str, addon: &str, config: &RegistrationConfig) -> 
                 signer: signer.signer_name.clone(),
                 user: subject.user.filter(|u| !u.is_empty()).unwrap_or(default_user),
                 groups: subject.groups.filter(|g| !g.is_empty()).unwrap_or(default_groups),
+                organization_units: subject.organization_units.unwrap_or_default(),
                 kubeconfig: false,
             })
         }
@@ -253,7 +257,12 @@ async fn ensure(
                 Time(Timestamp::now()),
             )));
         }
-        let kr = csr::new_request(&reg.user, &reg.groups, &[subjects::addon_csr_dns_name(addon)])?;
+        let kr = csr::new_request(
+            &reg.user,
+            &reg.groups,
+            &reg.organization_units,
+            &[subjects::addon_csr_dns_name(addon)],
+        )?;
         let labels = BTreeMap::from([
             (labels::CLUSTER_NAME.to_string(), agent.cluster.clone()),
             (labels::ADDON_NAME.to_string(), addon.to_string()),

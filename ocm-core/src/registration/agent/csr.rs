@@ -28,10 +28,12 @@ pub(crate) struct KeyAndRequest {
     pub request_pem: String,
 }
 
-/// A new P-256 key and a request with CN `user`, one O per group and no SANs (`dns` adds DNS SANs).
+/// A new P-256 key and a request with CN `user`, one O per group, one OU per entry of `units`
+/// and no SANs (`dns` adds DNS SANs).
 pub(crate) fn new_request(
     user: &str,
     groups: &[String],
+    units: &[String],
     dns: &[String],
 ) -> Result<KeyAndRequest, AgentError> {
     let err = |e: rcgen::Error| AgentError::CreateRequest(e.to_string());
@@ -39,23 +41,28 @@ pub(crate) fn new_request(
     let mut params = rcgen::CertificateParams::new(dns.to_vec()).map_err(err)?;
     params.distinguished_name = rcgen::DistinguishedName::new();
     params.distinguished_name.push(rcgen::DnType::CommonName, user);
-    // rcgen keeps one entry per attribute type: the first group is its O, the second a custom
-    // type carrying the same OID (2.5.4.10), which rcgen keys differently.
-    if groups.len() > 2 {
-        return Err(AgentError::CreateRequest(format!(
-            "at most two organisations are supported, got {}",
-            groups.len()
-        )));
-    }
-    for (i, group) in groups.iter().enumerate() {
-        let ty = if i == 0 {
-            rcgen::DnType::OrganizationName
-        } else {
-            rcgen::DnType::CustomDnType(vec![2, 5, 4, 10])
-        };
-        params
-            .distinguished_name
-            .push(ty, rcgen::DnValue::Utf8String(group.clone()));
+    // rcgen keeps one entry per attribute type: the first value is the named type, the second a
+    // custom type carrying the same OID (O 2.5.4.10, OU 2.5.4.11), which rcgen keys differently.
+    for (values, named, arc) in [
+        (groups, rcgen::DnType::OrganizationName, 10),
+        (units, rcgen::DnType::OrganizationalUnitName, 11),
+    ] {
+        if values.len() > 2 {
+            return Err(AgentError::CreateRequest(format!(
+                "at most two values per subject attribute are supported, got {}",
+                values.len()
+            )));
+        }
+        for (i, value) in values.iter().enumerate() {
+            let ty = if i == 0 {
+                named.clone()
+            } else {
+                rcgen::DnType::CustomDnType(vec![2, 5, 4, arc])
+            };
+            params
+                .distinguished_name
+                .push(ty, rcgen::DnValue::Utf8String(value.clone()));
+        }
     }
     let request_pem = params.serialize_request(&key).map_err(err)?.pem().map_err(err)?;
     Ok(KeyAndRequest { key, request_pem })
@@ -124,6 +131,7 @@ pub(crate) async fn create_cluster_csr(
             subjects::cluster_group(cluster),
             subjects::MANAGED_CLUSTERS_GROUP.to_string(),
         ],
+        &[],
         &[],
     )?;
     let labels = BTreeMap::from([(labels::CLUSTER_NAME.to_string(), cluster.to_string())]);
@@ -212,6 +220,7 @@ mod tests {
             "system:open-cluster-management:c1:a1",
             &["g1".into(), "g2".into()],
             &[],
+            &[],
         )
         .unwrap();
         let pem = x509_parser::pem::parse_x509_pem(kr.request_pem.as_bytes())
@@ -231,6 +240,30 @@ mod tests {
         assert_eq!(cn, ["system:open-cluster-management:c1:a1"]);
         assert_eq!(o, ["g1", "g2"]);
         assert!(req.requested_extensions().is_none_or(|mut e| e.next().is_none()));
+    }
+
+    #[test]
+    fn request_with_units_and_dns_san() {
+        let kr = new_request(
+            "u",
+            &["g".into()],
+            &["ou1".into(), "ou2".into()],
+            &["a.example".into()],
+        )
+        .unwrap();
+        let pem = x509_parser::pem::parse_x509_pem(kr.request_pem.as_bytes())
+            .unwrap()
+            .1;
+        let (_, req) =
+            x509_parser::certification_request::X509CertificationRequest::from_der(&pem.contents).unwrap();
+        let subject = &req.certification_request_info.subject;
+        let ou: Vec<_> = subject
+            .iter_organizational_unit()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ou, ["ou1", "ou2"]);
+        assert!(req.requested_extensions().is_some_and(|mut e| e.next().is_some()));
+        assert!(new_request("u", &["a".into(), "b".into(), "c".into()], &[], &[]).is_err());
     }
 
     #[test]
