@@ -162,3 +162,95 @@ async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() 
     .await;
     handle.abort();
 }
+
+#[tokio::test]
+async fn addon_registration_custom_signer_secret_without_kubeconfig() {
+    let setup = Setup::new("addon-2").await;
+    let mut options = setup.options();
+    options.addon_sync_period = std::time::Duration::from_millis(300);
+    let handle = tokio::spawn(agent::run(
+        setup.spoke_client.clone(),
+        options,
+        ControllerMetrics::default(),
+    ));
+    eventually(30, "CSR", || async {
+        (!setup.pending_csrs().await.is_empty()).then_some(())
+    })
+    .await;
+    setup.approve_pending().await;
+    setup.accept(1).await;
+    eventually(30, "Joined", || async {
+        setup.condition_true("ManagedClusterJoined").await.then_some(())
+    })
+    .await;
+
+    // No install namespace anywhere: the default one.
+    let ns: Api<Namespace> = Api::all(setup.spoke_client.clone());
+    let _ = ns
+        .create(
+            &PostParams::default(),
+            &Namespace {
+                metadata: kube::api::ObjectMeta {
+                    name: Some("open-cluster-management-agent-addon".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await;
+    let alpha: Api<ocm_api::addon::v1alpha1::ManagedClusterAddOn> =
+        Api::namespaced(setup.hub_client.clone(), "addon-2");
+    let addon: ocm_api::addon::v1alpha1::ManagedClusterAddOn = serde_json::from_value(serde_json::json!({
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ManagedClusterAddOn",
+        "metadata": {"name": "myaddon", "namespace": "addon-2"}, "spec": {}}))
+    .unwrap();
+    alpha.create(&PostParams::default(), &addon).await.unwrap();
+    alpha
+        .patch_status(
+            "myaddon",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"status": {
+                "registrations": [{"signerName": "example.com/signer-name",
+                    "subject": {"user": "u1", "groups": ["g1"], "organizationUnit": ["ou1"]}}]}})),
+        )
+        .await
+        .unwrap();
+
+    let csr = eventually(30, "custom-signer CSR", || async {
+        setup.pending_csrs().await.into_iter().next()
+    })
+    .await;
+    assert_eq!(csr.spec.signer_name, "example.com/signer-name");
+    let request =
+        rcgen::CertificateSigningRequestParams::from_pem(std::str::from_utf8(&csr.spec.request.0).unwrap())
+            .unwrap();
+    let subject: Vec<String> = request
+        .params
+        .distinguished_name
+        .iter()
+        .map(|(ty, v)| format!("{ty:?}={v:?}"))
+        .collect();
+    let subject = subject.join(",");
+    assert!(
+        subject.contains("u1") && subject.contains("g1") && subject.contains("ou1"),
+        "{subject}"
+    );
+    setup.approve_pending().await;
+    super::support::issue_custom(&setup.hub_client, &csr).await;
+
+    let secrets: Api<Secret> =
+        Api::namespaced(setup.spoke_client.clone(), "open-cluster-management-agent-addon");
+    let secret = eventually(30, "custom-signer secret", || async {
+        secrets
+            .get_opt("myaddon-example.com-signer-name-client-cert")
+            .await
+            .unwrap()
+    })
+    .await;
+    let data = secret.data.unwrap();
+    assert!(
+        data.contains_key("tls.crt") && data.contains_key("tls.key") && data.contains_key("cluster-name")
+    );
+    assert!(!data.contains_key("kubeconfig"));
+    handle.abort();
+}

@@ -294,3 +294,25 @@ pub fn expired_certificate() -> Vec<u8> {
     let key = rcgen::KeyPair::generate().unwrap();
     params.self_signed(&key).unwrap().pem().into_bytes()
 }
+
+/// Issues the certificate of a CSR of a custom signer (no cluster signs those): a certificate for
+/// the request's key and subject from a throwaway CA, written into `status.certificate`.
+pub async fn issue_custom(hub: &kube::Client, csr: &CertificateSigningRequest) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let request = std::str::from_utf8(&csr.spec.request.0).unwrap();
+    let cert = rcgen::CertificateSigningRequestParams::from_pem(request)
+        .unwrap()
+        .signed_by(&issuer)
+        .unwrap();
+    let name = csr.metadata.name.clone().unwrap();
+    let api = Api::<CertificateSigningRequest>::all(hub.clone());
+    let mut current = api.get(&name).await.unwrap();
+    current.status.get_or_insert_with(Default::default).certificate =
+        Some(k8s_openapi::ByteString(cert.pem().into_bytes()));
+    api.replace_status(&name, &PostParams::default(), &current)
+        .await
+        .unwrap();
+}
