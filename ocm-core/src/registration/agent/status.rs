@@ -280,8 +280,65 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
     }
     if new != old {
         patch_status(&api, &cluster, &new).await?;
+        let available = |s: &ManagedClusterStatus| {
+            conditions::find(
+                s.conditions.as_deref().unwrap_or_default(),
+                managed_cluster::AVAILABLE,
+            )
+            .map(|c| c.status.clone())
+        };
+        if available(&old) != available(&new) {
+            publish_available_event(agent, hub, &new).await;
+        }
     }
     Ok(skipped)
+}
+
+/// Records the change of Available as an `events.k8s.io` Event in the cluster namespace on the
+/// hub (reporting controller `klusterlet-agent`): Normal `Available` or Warning `Unavailable`.
+async fn publish_available_event(agent: &Agent, hub: &kube::Client, status: &ManagedClusterStatus) {
+    use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+    let available = conditions::is_true(
+        status.conditions.as_deref().unwrap_or_default(),
+        managed_cluster::AVAILABLE,
+    );
+    let (type_, reason, note) = if available {
+        (
+            EventType::Normal,
+            "Available",
+            format!("The managed cluster ({}) is available.", agent.cluster),
+        )
+    } else {
+        (
+            EventType::Warning,
+            "Unavailable",
+            format!("The managed cluster ({}) is unavailable.", agent.cluster),
+        )
+    };
+    let recorder = Recorder::new(
+        hub.clone(),
+        Reporter {
+            controller: "klusterlet-agent".into(),
+            instance: Some(agent.agent.clone()),
+        },
+    );
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("cluster.open-cluster-management.io/v1".into()),
+        kind: Some("ManagedCluster".into()),
+        name: Some(agent.cluster.clone()),
+        namespace: Some(agent.cluster.clone()),
+        ..Default::default()
+    };
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: reason.into(),
+        secondary: None,
+    };
+    if let Err(e) = recorder.publish(&event, &reference).await {
+        tracing::warn!(cluster = %agent.cluster, error = %e, "recording the Available event failed");
+    }
 }
 
 async fn patch_status(

@@ -72,6 +72,20 @@ async fn spokecluster_joining_join_without_proxy() {
     .await;
     let status = setup.cluster().await.unwrap().status.unwrap();
     assert!(status.version.and_then(|v| v.kubernetes).is_some());
+    // The change to Available is recorded as an event in the cluster namespace on the hub.
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(setup.hub_client.clone(), "join-1");
+    eventually(30, "Available event", || async {
+        let list = events.list(&Default::default()).await.unwrap();
+        list.items
+            .into_iter()
+            .find(|e| {
+                e.reason.as_deref() == Some("Available")
+                    && e.reporting_controller.as_deref() == Some("klusterlet-agent")
+            })
+            .map(|_| ())
+    })
+    .await;
     assert!(!handle.is_finished());
     handle.abort();
 }
