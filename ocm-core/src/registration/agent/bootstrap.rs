@@ -324,7 +324,12 @@ pub(crate) async fn request_certificate(
 pub(crate) async fn bootstrap(agent: &Agent) -> Result<(), AgentError> {
     let hub = client_from_kubeconfig(agent.bootstrap.clone()).await?;
     loop {
-        ensure_cluster(agent, &hub).await?;
+        // A hub that cannot be reached (or a wrong bootstrap kubeconfig) is retried, not fatal.
+        if let Err(e) = ensure_cluster(agent, &hub).await {
+            tracing::warn!(cluster = %agent.cluster, error = %e, "ensuring the ManagedCluster failed");
+            tokio::time::sleep(agent.options.poll_period).await;
+            continue;
+        }
         match request_certificate(agent, &hub).await {
             Ok(Some((cert, key))) => {
                 save_credentials(agent, cert, key).await?;

@@ -103,3 +103,39 @@ async fn spokeagent_restart_kubeconfig_context_cluster_changes() {
     .await;
     handle.abort();
 }
+
+#[tokio::test]
+async fn spokeagent_recovery_invalid_bootstrap_then_fixed() {
+    let setup = Setup::new("rb-3").await;
+    let path = setup.dir.path().join("bootstrap.kubeconfig");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let mut kc = kube::config::Kubeconfig::from_yaml(&good).unwrap();
+    // A port nothing listens on.
+    kc.clusters[0].cluster.as_mut().unwrap().server = Some("https://127.0.0.1:1".into());
+    std::fs::write(&path, serde_json::to_string(&kc).unwrap()).unwrap();
+
+    let handle = tokio::spawn(agent::run(
+        setup.spoke_client.clone(),
+        setup.options(),
+        ControllerMetrics::default(),
+    ));
+    // Over a few bootstrap rounds: the agent keeps trying, no cluster and no CSR on the hub.
+    for _ in 0..10 {
+        assert!(!handle.is_finished(), "an unreachable hub is retried, not fatal");
+        assert!(setup.cluster().await.is_none());
+        assert!(setup.csrs().await.is_empty());
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    handle.abort();
+    let _ = handle.await;
+
+    // Fixed file (upstream restarts the agent when the bootstrap secret changes).
+    std::fs::write(&path, good).unwrap();
+    let handle = join(&setup).await;
+    setup.accept(1).await;
+    eventually(30, "Joined", || async {
+        setup.condition_true("ManagedClusterJoined").await.then_some(())
+    })
+    .await;
+    handle.abort();
+}
