@@ -368,16 +368,16 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut state = StatusState::default();
     loop {
         let hub = agent.hub_client().await?;
-        let wait = match sync(agent, &hub, &mut state).await {
+        let result = sync(agent, &hub, &mut state).await;
+        agent.metrics.reconciled(CONTROLLER, result.is_ok());
+        let wait = match result {
             Ok(true) => Duration::from_secs(5),
             Ok(false) => agent.options.cluster_healthcheck_period,
             Err(e) => {
-                agent.metrics.reconciled(CONTROLLER, false);
                 tracing::warn!(cluster = %agent.cluster, error = %e, "status sync failed");
                 agent.options.poll_period.max(Duration::from_secs(1))
             }
         };
-        agent.metrics.reconciled(CONTROLLER, true);
         tokio::time::sleep(wait.min(agent.options.cluster_healthcheck_period)).await;
     }
 }
