@@ -2,5 +2,6 @@
 //! by `OCM_TEST_HUB_KUBECONFIG` / `OCM_TEST_SPOKE_KUBECONFIG`). One module per area.
 
 mod crds;
+mod registration_agent;
 mod registration_hub;
 mod registration_sets;

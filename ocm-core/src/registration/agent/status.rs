@@ -1,0 +1,476 @@
+//! The ManagedCluster's status as the agent reports it (ocm-core.md §1.9): Joined, Available
+//! (from `/livez`, falling back to `/healthz`), the Kubernetes version, and capacity and
+//! allocatable summed over the Nodes. Written as a merge patch on `/status` only when changed.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use k8s_openapi::{
+    api::core::v1::Node,
+    apimachinery::pkg::{api::resource::Quantity, apis::meta::v1::Time},
+    jiff::Timestamp,
+};
+use kube::{
+    Api,
+    api::{ListParams, Patch, PatchParams},
+};
+use ocm_api::{
+    cluster::{
+        v1::{ManagedCluster, ManagedClusterClaim, ManagedClusterStatus, ManagedClusterVersion},
+        v1alpha1::ClusterClaim,
+    },
+    conditions::{self, ConditionList, Status},
+    meta::Condition,
+    names::{conditions::cluster::managed_cluster, labels, objects},
+};
+
+use super::{Agent, AgentError};
+
+/// The controller name in metrics and logs.
+const CONTROLLER: &str = "managed-cluster-status";
+
+/// How long an API-server failure must persist before Available turns False.
+pub const UNAVAILABLE_GRACE: Duration = Duration::from_secs(20);
+
+/// Whether an API-server failure first seen at `first` has lasted long enough at `now` to be
+/// written as Available False.
+pub fn failure_persisted(first: tokio::time::Instant, now: tokio::time::Instant) -> bool {
+    now.saturating_duration_since(first) >= UNAVAILABLE_GRACE
+}
+
+/// The health of the spoke's API server: `Ok` or the status code and body of the failure.
+async fn probe(spoke: &kube::Client) -> Result<(), (u16, String)> {
+    let get = |path: &str| {
+        let req = http::Request::get(path).body(Vec::new());
+        async move {
+            let req = req.map_err(|e| (0u16, e.to_string()))?;
+            match spoke.request_text(req).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(s)) => Err((s.code, s.message)),
+                Err(e) => Err((0, e.to_string())),
+            }
+        }
+    };
+    match get("/livez").await {
+        Err((404 | 403, _)) => get("/healthz").await,
+        other => other,
+    }
+}
+
+/// Sums a quantity map into `into` (only plain integers and the binary/decimal suffixes that
+/// node capacities use are summed; others keep the first value seen).
+fn add_quantities(into: &mut BTreeMap<String, i128>, from: &BTreeMap<String, Quantity>) {
+    for (name, q) in from {
+        if let Some(v) = parse_quantity_milli(&q.0) {
+            *into.entry(name.clone()).or_default() += v;
+        }
+    }
+}
+
+/// A quantity in thousandths (`1` → 1000, `500m` → 500, `1Ki` → 1024000).
+pub fn parse_quantity_milli(q: &str) -> Option<i128> {
+    let q = q.trim();
+    let suffixes: [(&str, i128); 13] = [
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+        ("Pi", 1 << 50),
+        ("Ei", 1 << 60),
+        ("k", 1_000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+        ("T", 1_000_000_000_000),
+        ("P", 1_000_000_000_000_000),
+        ("E", 1_000_000_000_000_000_000),
+        ("m", 0),
+    ];
+    for (suffix, mult) in suffixes {
+        if let Some(num) = q.strip_suffix(suffix) {
+            let n: i128 = num.parse().ok()?;
+            return Some(if mult == 0 { n } else { n * mult * 1000 });
+        }
+    }
+    q.parse::<i128>().ok().map(|n| n * 1000)
+}
+
+/// A sum in thousandths as a quantity: whole numbers plainly, else with `m`.
+pub fn format_quantity_milli(v: i128) -> Quantity {
+    if v % 1000 == 0 {
+        Quantity((v / 1000).to_string())
+    } else {
+        Quantity(format!("{v}m"))
+    }
+}
+
+/// Capacity (all nodes) and allocatable (schedulable nodes) summed over `nodes`.
+pub fn node_resources(nodes: &[Node]) -> (BTreeMap<String, Quantity>, BTreeMap<String, Quantity>) {
+    let mut capacity = BTreeMap::new();
+    let mut allocatable = BTreeMap::new();
+    for node in nodes {
+        let Some(status) = &node.status else { continue };
+        if let Some(c) = &status.capacity {
+            add_quantities(&mut capacity, c);
+        }
+        let unschedulable = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+        if !unschedulable && let Some(a) = &status.allocatable {
+            add_quantities(&mut allocatable, a);
+        }
+    }
+    let fmt = |m: BTreeMap<String, i128>| {
+        m.into_iter()
+            .map(|(k, v)| (k, format_quantity_milli(v)))
+            .collect()
+    };
+    (fmt(capacity), fmt(allocatable))
+}
+
+/// The claims the hub sees (ocm-core.md §1.9 step 4): claims without the spoke-only label;
+/// reserved ones (the well-known names or a name ending with one of `reserved_suffixes`) sorted by
+/// name, then the others sorted by name and cut to `max_custom`. Returns the claims and whether
+/// custom claims were cut.
+pub fn cluster_claims(
+    claims: &[ClusterClaim],
+    max_custom: usize,
+    reserved_suffixes: &[String],
+) -> (Vec<ManagedClusterClaim>, bool) {
+    let mut reserved = Vec::new();
+    let mut custom = Vec::new();
+    for claim in claims {
+        if claim
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(labels::SPOKE_ONLY))
+        {
+            continue;
+        }
+        let Some(name) = claim.metadata.name.clone() else {
+            continue;
+        };
+        let entry = ManagedClusterClaim {
+            name: Some(name.clone()),
+            value: claim.spec.value.clone(),
+        };
+        if objects::RESERVED_CLUSTER_CLAIMS.contains(&name.as_str())
+            || reserved_suffixes
+                .iter()
+                .any(|s| !s.is_empty() && name.ends_with(s.as_str()))
+        {
+            reserved.push(entry);
+        } else {
+            custom.push(entry);
+        }
+    }
+    reserved.sort_by(|a, b| a.name.cmp(&b.name));
+    custom.sort_by(|a, b| a.name.cmp(&b.name));
+    let truncated = custom.len() > max_custom;
+    custom.truncate(max_custom);
+    reserved.extend(custom);
+    (reserved, truncated)
+}
+
+/// The state the status loop keeps between rounds.
+#[derive(Default)]
+struct StatusState {
+    /// When the API server was first seen failing in the current run of failures.
+    first_failure: Option<tokio::time::Instant>,
+}
+
+/// One round: compute the new status and patch it when it changed. Returns whether later work
+/// was skipped because an API-server failure is still within its grace (requeue sooner).
+async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<bool, AgentError> {
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    let Some(cluster) = api
+        .get_opt(&agent.cluster)
+        .await
+        .map_err(|source| AgentError::PatchStatus {
+            name: agent.cluster.clone(),
+            source,
+        })?
+    else {
+        return Ok(false);
+    };
+    let old = cluster.status.clone().unwrap_or_default();
+    let mut new = old.clone();
+    let now = Time(Timestamp::now());
+    if !conditions::is_true(
+        old.conditions.as_deref().unwrap_or_default(),
+        managed_cluster::HUB_ACCEPTED,
+    ) {
+        tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted");
+        return Ok(false);
+    }
+    new.conditions.set_condition(Condition::new(
+        managed_cluster::JOINED,
+        Status::True,
+        managed_cluster::reasons::JOINED,
+        "Managed cluster joined",
+        now.clone(),
+    ));
+    let mut skipped = false;
+    match probe(&agent.spoke).await {
+        Ok(()) => {
+            state.first_failure = None;
+            new.conditions.set_condition(Condition::new(
+                managed_cluster::AVAILABLE,
+                Status::True,
+                managed_cluster::reasons::AVAILABLE,
+                "Managed cluster is available",
+                now.clone(),
+            ));
+        }
+        Err((code, body)) => {
+            let first = *state.first_failure.get_or_insert_with(tokio::time::Instant::now);
+            if failure_persisted(first, tokio::time::Instant::now()) {
+                new.conditions.set_condition(Condition::new(
+                    managed_cluster::AVAILABLE,
+                    Status::False,
+                    managed_cluster::reasons::KUBE_API_SERVER_UNAVAILABLE,
+                    &format!("The kube-apiserver is not ok, status code: {code}, {body}"),
+                    now.clone(),
+                ));
+            } else {
+                skipped = true;
+            }
+        }
+    }
+    if !skipped {
+        let version = agent
+            .spoke
+            .apiserver_version()
+            .await
+            .map_err(AgentError::ReadSpoke)?;
+        new.version = Some(ManagedClusterVersion {
+            kubernetes: Some(version.git_version),
+        });
+        let nodes: Api<Node> = Api::all(agent.spoke.clone());
+        let nodes = nodes
+            .list(&ListParams::default())
+            .await
+            .map_err(AgentError::ReadSpoke)?
+            .items;
+        let (capacity, allocatable) = node_resources(&nodes);
+        let mut merged = old.capacity.clone().unwrap_or_default();
+        merged.extend(capacity);
+        new.capacity = Some(merged);
+        new.allocatable = Some(allocatable);
+        // Claims need the ClusterClaim CRD on the managed cluster; without it there are none.
+        let claims: Api<ClusterClaim> = Api::all(agent.spoke.clone());
+        match claims.list(&ListParams::default()).await {
+            Ok(list) => {
+                let (claims, truncated) = cluster_claims(
+                    &list.items,
+                    agent.options.max_custom_cluster_claims,
+                    &agent.options.reserved_cluster_claim_suffixes,
+                );
+                if truncated {
+                    tracing::info!(cluster = %agent.cluster, "CustomClusterClaimsTruncated");
+                }
+                new.cluster_claims = (!claims.is_empty() || old.cluster_claims.is_some()).then_some(claims);
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(AgentError::ReadSpoke(e)),
+        }
+    }
+    if conditions::is_false(
+        new.conditions.as_deref().unwrap_or_default(),
+        managed_cluster::CLOCK_SYNCED,
+    ) {
+        return Err(AgentError::ClockOutOfSync(agent.cluster.clone()));
+    }
+    if new != old {
+        patch_status(&api, &cluster, &new).await?;
+        let available = |s: &ManagedClusterStatus| {
+            conditions::find(
+                s.conditions.as_deref().unwrap_or_default(),
+                managed_cluster::AVAILABLE,
+            )
+            .map(|c| c.status.clone())
+        };
+        if available(&old) != available(&new) {
+            publish_available_event(agent, hub, &new).await;
+        }
+    }
+    Ok(skipped)
+}
+
+/// Records the change of Available as an `events.k8s.io` Event in the cluster namespace on the
+/// hub (reporting controller `klusterlet-agent`): Normal `Available` or Warning `Unavailable`.
+async fn publish_available_event(agent: &Agent, hub: &kube::Client, status: &ManagedClusterStatus) {
+    use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+    let available = conditions::is_true(
+        status.conditions.as_deref().unwrap_or_default(),
+        managed_cluster::AVAILABLE,
+    );
+    let (type_, reason, note) = if available {
+        (
+            EventType::Normal,
+            "Available",
+            format!("The managed cluster ({}) is available.", agent.cluster),
+        )
+    } else {
+        (
+            EventType::Warning,
+            "Unavailable",
+            format!("The managed cluster ({}) is unavailable.", agent.cluster),
+        )
+    };
+    let recorder = Recorder::new(
+        hub.clone(),
+        Reporter {
+            controller: "klusterlet-agent".into(),
+            instance: Some(agent.agent.clone()),
+        },
+    );
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("cluster.open-cluster-management.io/v1".into()),
+        kind: Some("ManagedCluster".into()),
+        name: Some(agent.cluster.clone()),
+        namespace: Some(agent.cluster.clone()),
+        ..Default::default()
+    };
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: reason.into(),
+        secondary: None,
+    };
+    if let Err(e) = recorder.publish(&event, &reference).await {
+        tracing::warn!(cluster = %agent.cluster, error = %e, "recording the Available event failed");
+    }
+}
+
+async fn patch_status(
+    api: &Api<ManagedCluster>,
+    cluster: &ManagedCluster,
+    status: &ManagedClusterStatus,
+) -> Result<(), AgentError> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let old = serde_json::to_value(cluster.status.clone().unwrap_or_default()).unwrap_or_default();
+    let new = serde_json::to_value(status).unwrap_or_default();
+    let Some(diff) = super::patch::merge_diff(&old, &new) else {
+        return Ok(());
+    };
+    let patch = serde_json::json!({
+        "metadata": {"uid": cluster.metadata.uid, "resourceVersion": cluster.metadata.resource_version},
+        "status": diff,
+    });
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|source| AgentError::PatchStatus { name, source })?;
+    Ok(())
+}
+
+/// Reports the status every health-check period (5 s while an API-server failure is in its
+/// grace). Returns only when the hub kubeconfig becomes invalid.
+pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
+    let mut state = StatusState::default();
+    loop {
+        let hub = agent.hub_client().await?;
+        let result = sync(agent, &hub, &mut state).await;
+        agent.metrics.reconciled(CONTROLLER, result.is_ok());
+        let wait = match result {
+            Ok(true) => Duration::from_secs(5),
+            Ok(false) => agent.options.cluster_healthcheck_period,
+            Err(e) => {
+                tracing::warn!(cluster = %agent.cluster, error = %e, "status sync failed");
+                agent.options.poll_period.max(Duration::from_secs(1))
+            }
+        };
+        tokio::time::sleep(wait.min(agent.options.cluster_healthcheck_period)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{NodeSpec, NodeStatus};
+
+    fn node(cpu: &str, mem: &str, unschedulable: bool) -> Node {
+        let q = |c: &str, m: &str| {
+            BTreeMap::from([
+                ("cpu".to_string(), Quantity(c.into())),
+                ("memory".to_string(), Quantity(m.into())),
+            ])
+        };
+        Node {
+            spec: Some(NodeSpec {
+                unschedulable: Some(unschedulable),
+                ..Default::default()
+            }),
+            status: Some(NodeStatus {
+                capacity: Some(q(cpu, mem)),
+                allocatable: Some(q(cpu, mem)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn capacity_sums_all_nodes_and_allocatable_skips_unschedulable() {
+        let (cap, alloc) = node_resources(&[node("2", "1Gi", false), node("500m", "1Gi", true)]);
+        assert_eq!(cap["cpu"], Quantity("2500m".into()));
+        assert_eq!(cap["memory"], Quantity((2i128 << 30).to_string()));
+        assert_eq!(alloc["cpu"], Quantity("2".into()));
+        assert_eq!(alloc["memory"], Quantity((1i128 << 30).to_string()));
+    }
+
+    fn claim(name: &str, spoke_only: bool) -> ClusterClaim {
+        let mut c = ClusterClaim::new(
+            name,
+            ocm_api::cluster::v1alpha1::ClusterClaimSpec {
+                value: Some("v".into()),
+            },
+        );
+        if spoke_only {
+            c.metadata.labels = Some([(labels::SPOKE_ONLY.to_string(), String::new())].into());
+        }
+        c
+    }
+
+    #[test]
+    fn claims_reserved_first_custom_sorted_and_capped() {
+        let claims = [
+            claim("z.custom", false),
+            claim("a.custom", false),
+            claim("m.custom", false),
+            claim("secret", true),
+            claim("platform.open-cluster-management.io", false),
+            claim("id.k8s.io", false),
+            claim("x.mine.example", false),
+        ];
+        let (out, truncated) = cluster_claims(&claims, 2, &[".mine.example".into()]);
+        let names: Vec<_> = out.iter().map(|c| c.name.clone().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "id.k8s.io",
+                "platform.open-cluster-management.io",
+                "x.mine.example",
+                "a.custom",
+                "m.custom"
+            ]
+        );
+        assert!(truncated);
+        assert!(!cluster_claims(&claims, 20, &[]).1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_are_written_after_twenty_seconds() {
+        let first = tokio::time::Instant::now();
+        tokio::time::advance(Duration::from_secs(19)).await;
+        assert!(!failure_persisted(first, tokio::time::Instant::now()));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(failure_persisted(first, tokio::time::Instant::now()));
+    }
+
+    #[test]
+    fn quantities_parse_in_thousandths() {
+        assert_eq!(parse_quantity_milli("1"), Some(1000));
+        assert_eq!(parse_quantity_milli("250m"), Some(250));
+        assert_eq!(parse_quantity_milli("1Ki"), Some(1_024_000));
+        assert_eq!(parse_quantity_milli("x"), None);
+    }
+}
