@@ -28,7 +28,7 @@ fn options(labels: &[(&str, &str)]) -> HubOptions {
 async fn create_work(hub: &Hub, namespace: &str, name: &str) {
     let work: ManifestWork = serde_json::from_value(serde_json::json!({
         "apiVersion": "work.open-cluster-management.io/v1", "kind": "ManifestWork",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "finalizers": [super::WORK_HOLD_FINALIZER]},
         "spec": {"workload": {"manifests": []}}}))
     .unwrap();
     Api::<ManifestWork>::namespaced(hub.client.clone(), namespace)
@@ -197,10 +197,7 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
         held.metadata.deletion_timestamp.is_some(),
         "work RoleBinding is held by its finalizer"
     );
-    Api::<ManifestWork>::namespaced(c.clone(), &name)
-        .delete("w1", &DeleteParams::default())
-        .await
-        .unwrap();
+    super::remove_work(c, &name, "w1").await;
     eventually("work RoleBinding released", || async {
         bindings.get_opt(&work_name).await.ok()?.is_none().then_some(())
     })
@@ -228,10 +225,7 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
             .map(|_| ())
     })
     .await;
-    Api::<ManifestWork>::namespaced(c.clone(), &name)
-        .delete("w2", &DeleteParams::default())
-        .await
-        .unwrap();
+    super::remove_work(c, &name, "w2").await;
     eventually("work RoleBinding live again", || async {
         let binding = bindings.get_opt(&work_name).await.ok()??;
         binding.metadata.deletion_timestamp.is_none().then_some(())
@@ -270,8 +264,14 @@ async fn managedcluster_deletion_removes_rbac_and_releases_finalizer_after_works
         (role.is_none() && binding.is_none() && registration.is_none()).then_some(())
     })
     .await;
-    // The work still exists: the cluster keeps its finalizer.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The hub's cleanup deletes the work, which its (test) finalizer keeps terminating: the
+    // cluster keeps its finalizer meanwhile.
+    let works = Api::<ManifestWork>::namespaced(c.clone(), &name);
+    eventually("work deleted by the cleanup", || async {
+        let work = works.get_opt("w1").await.ok()??;
+        work.metadata.deletion_timestamp.map(|_| ())
+    })
+    .await;
     let cluster = hub.clusters().get(&name).await.unwrap();
     assert!(
         cluster
@@ -280,10 +280,7 @@ async fn managedcluster_deletion_removes_rbac_and_releases_finalizer_after_works
             .unwrap()
             .contains(&"cluster.open-cluster-management.io/api-resource-cleanup".to_string())
     );
-    Api::<ManifestWork>::namespaced(c.clone(), &name)
-        .delete("w1", &DeleteParams::default())
-        .await
-        .unwrap();
+    super::remove_work(c, &name, "w1").await;
     eventually("cluster gone", || async {
         hub.clusters().get_opt(&name).await.ok()?.is_none().then_some(())
     })
@@ -416,10 +413,7 @@ async fn managedcluster_deletion_cluster_gone_removes_rbac_and_shared_roles() {
             .deletion_timestamp
             .is_some()
     );
-    Api::<ManifestWork>::namespaced(c.clone(), &name)
-        .delete("w1", &DeleteParams::default())
-        .await
-        .unwrap();
+    super::remove_work(c, &name, "w1").await;
     eventually("work RoleBinding released", || async {
         bindings.get_opt(&work_name).await.ok()?.is_none().then_some(())
     })

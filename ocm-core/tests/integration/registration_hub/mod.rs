@@ -19,8 +19,10 @@ use std::time::Duration;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
+use kube::ResourceExt;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::work::v1::ManifestWork;
 use ocm_controlplane::TestEnv;
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::hub::{self, HubOptions};
@@ -103,9 +105,12 @@ impl Hub {
             let by_cluster = kube::api::ListParams::default()
                 .labels(&format!("open-cluster-management.io/cluster-name={name}"));
             let _ = csrs.delete_collection(&Default::default(), &by_cluster).await;
-            let _ = Api::<ocm_api::work::v1::ManifestWork>::namespaced(self.client.clone(), name)
-                .delete_collection(&Default::default(), &Default::default())
-                .await;
+            let works = Api::<ManifestWork>::namespaced(self.client.clone(), name);
+            if let Ok(list) = works.list(&Default::default()).await {
+                for work in list {
+                    remove_work(&self.client, name, &work.name_any()).await;
+                }
+            }
             let _ = self.clusters().delete(name, &Default::default()).await;
         }
         for name in &names {
@@ -259,4 +264,23 @@ pub fn approved(csr: &CertificateSigningRequest) -> bool {
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .is_some_and(|list| list.iter().any(|c| c.type_ == "Approved" && c.status == "True"))
+}
+
+/// A finalizer the tests put on their ManifestWorks, so that a work stays (terminating) after the
+/// hub's cleanup deletes it, until the test releases it with [`remove_work`] — the part a work
+/// agent plays on a real hub.
+pub const WORK_HOLD_FINALIZER: &str = "test.open-cluster-management.io/hold";
+
+/// Releases the test finalizer of a ManifestWork and deletes it (either may already be done).
+pub async fn remove_work(client: &kube::Client, namespace: &str, name: &str) {
+    let works = Api::<ManifestWork>::namespaced(client.clone(), namespace);
+    let release = serde_json::json!({"metadata": {"finalizers": null}});
+    let _ = works
+        .patch(name, &PatchParams::default(), &Patch::Merge(&release))
+        .await;
+    match works.delete(name, &Default::default()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => {}
+        Err(error) => panic!("deleting ManifestWork {namespace}/{name}: {error}"),
+    }
 }
