@@ -16,7 +16,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kube::{
-    Api,
+    Api, ResourceExt,
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use ocm_api::{
@@ -227,11 +227,19 @@ async fn ensure(
         .rotation_threshold
         .unwrap_or_else(csr::rotation_threshold);
     let key = (namespace.to_string(), reg.secret.clone());
-    if existing
+    if let Some(secret) = existing
         .as_ref()
-        .is_some_and(|s| secret_current(s, reg, threshold))
-        && !state.pending.contains_key(&key)
+        .filter(|s| secret_current(s, reg, threshold) && !state.pending.contains_key(&key))
     {
+        let wanted = secret_labels(agent, addon);
+        if wanted.iter().any(|(k, v)| secret.labels().get(k) != Some(v)) {
+            // Written before secrets were labelled: label it, so that unjoin finds it.
+            let patch = serde_json::json!({"metadata": {"labels": wanted}});
+            secrets_api
+                .patch(&reg.secret, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(werr)?;
+        }
         return Ok(None);
     }
     let csrs: Api<CertificateSigningRequest> = Api::all(hub.clone());
@@ -334,6 +342,7 @@ async fn ensure(
     match existing {
         Some(mut secret) => {
             secret.data = Some(data);
+            secret.labels_mut().extend(secret_labels(agent, addon));
             secrets_api
                 .replace(&reg.secret, &PostParams::default(), &secret)
                 .await
@@ -344,6 +353,7 @@ async fn ensure(
                 metadata: ObjectMeta {
                     name: Some(reg.secret.clone()),
                     namespace: Some(namespace.to_string()),
+                    labels: Some(secret_labels(agent, addon)),
                     ..Default::default()
                 },
                 data: Some(data),
@@ -375,6 +385,14 @@ async fn ensure(
         &message,
         Time(Timestamp::now()),
     )))
+}
+
+/// The labels of an add-on's secret: the cluster and add-on names, so that unjoin finds it.
+fn secret_labels(agent: &Agent, addon: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (labels::CLUSTER_NAME.to_string(), agent.cluster.clone()),
+        (labels::ADDON_NAME.to_string(), addon.to_string()),
+    ])
 }
 
 async fn delete_secret(agent: &Agent, namespace: &str, name: &str) -> Result<(), AgentError> {

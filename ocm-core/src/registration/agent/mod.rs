@@ -16,6 +16,7 @@
 //! | `lease` | renewing `managed-cluster-lease` |
 //! | `rotation` | rotating the client certificate, condition `ClusterCertificateRotated` |
 //! | `status` | Joined, Available, version, capacity and allocatable, ClusterClaims |
+//! | [`unjoin`] | removing the credentials and add-on secrets the agent wrote on the managed cluster |
 
 pub mod addon;
 mod bootstrap;
@@ -25,6 +26,9 @@ mod lease;
 mod patch;
 mod rotation;
 mod status;
+pub mod unjoin;
+
+pub use unjoin::{Unjoined, unjoin};
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
@@ -90,6 +94,17 @@ pub enum AgentError {
     /// Writing a file of the hub-kubeconfig directory failed.
     #[error("writing {path}: {source}")]
     WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Listing the add-on secrets on the managed cluster failed.
+    #[error("listing add-on secrets: {0}")]
+    ListAddonSecrets(#[source] kube::Error),
+    /// Removing a file of the hub-kubeconfig directory failed.
+    #[error("removing {path}: {source}")]
+    RemoveFile {
         /// The file.
         path: PathBuf,
         /// The I/O error.

@@ -252,5 +252,29 @@ async fn addon_registration_custom_signer_secret_without_kubeconfig() {
         data.contains_key("tls.crt") && data.contains_key("tls.key") && data.contains_key("cluster-name")
     );
     assert!(!data.contains_key("kubeconfig"));
+    let labels = secret.metadata.labels.unwrap_or_default();
+    assert_eq!(labels["open-cluster-management.io/addon-name"], "myaddon");
+
+    // unjoin: the agent stops; its hub credentials, their files and the add-on secret go, the
+    // ManagedCluster on the hub stays. A second unjoin finds nothing.
     handle.abort();
+    let _ = handle.await;
+    let options = setup.options();
+    let unjoined = agent::unjoin(setup.spoke_client.clone(), &options).await.unwrap();
+    assert_eq!(unjoined.cluster.as_deref(), Some("addon-2"));
+    assert_eq!(unjoined.secrets.len(), 2, "{unjoined:?}");
+    assert!(setup.secret().await.is_none());
+    assert!(
+        secrets
+            .get_opt("myaddon-example.com-signer-name-client-cert")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    for file in ["kubeconfig", "tls.crt", "tls.key", "cluster-name", "agent-name"] {
+        assert!(!setup.hub_dir().join(file).exists(), "{file} left behind");
+    }
+    assert!(setup.cluster().await.is_some());
+    let again = agent::unjoin(setup.spoke_client.clone(), &options).await.unwrap();
+    assert!(again.secrets.is_empty() && again.files.is_empty(), "{again:?}");
 }
