@@ -176,10 +176,17 @@ impl Api {
         if info.is_custom() {
             crate::crd::schema::default_custom(info, &mut object);
         }
+        // A custom resource is validated against the schema of the version it was sent in (as
+        // kube-apiserver does), before conversion to the storage version.
+        let custom_causes = if info.is_custom() {
+            crate::crd::schema::validate_custom(info, &object, None)
+        } else {
+            Vec::new()
+        };
         let mut object = from_version(info, &object)?;
         let mut causes = self.validate_meta(info, &object, None);
         if info.is_custom() {
-            causes.extend(crate::crd::schema::validate_custom(info, &object, None));
+            causes.extend(custom_causes);
         } else {
             causes.extend(kinds::validate(info, &object, None));
         }

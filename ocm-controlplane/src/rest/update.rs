@@ -196,11 +196,17 @@ impl Api {
             } else {
                 meta_mut(&mut new).insert("managedFields".into(), Value::Array(managed));
             }
+            // Validation: a custom resource against the schema of the addressed version (as
+            // kube-apiserver does), before conversion to the storage version.
+            let custom_causes = if info.is_custom() {
+                crate::crd::schema::validate_custom(info, &new, Some(old))
+            } else {
+                Vec::new()
+            };
             let mut new = from_version(info, &new)?;
-            // Validation.
             let mut causes = self.validate_meta(info, &new, Some(stored_old));
             if info.is_custom() {
-                causes.extend(crate::crd::schema::validate_custom(info, &new, Some(stored_old)));
+                causes.extend(custom_causes);
             } else {
                 causes.extend(kinds::validate(info, &new, Some(stored_old)));
             }

@@ -36,3 +36,54 @@ async fn hub_crds_install_twice_and_serve_their_kinds() {
     assert_eq!(created.spec.lease_duration_seconds, Some(60));
     clusters.delete(&name, &DeleteParams::default()).await.unwrap();
 }
+
+/// A ManagedClusterAddOn whose registrations were written through v1alpha1 (`signerName`) still
+/// takes status writes through v1beta1, where each registration has a `type`.
+#[tokio::test]
+async fn managed_cluster_addon_status_written_through_both_versions() {
+    use kube::api::{Patch, PatchParams};
+    use ocm_api::addon::{v1alpha1, v1beta1};
+    let env = TestEnv::hub().await.unwrap();
+    env.install_ocm_crds().await.unwrap();
+    let client = env.client().await.unwrap();
+    let namespace = format!("crds-addon-{}", std::process::id());
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": namespace}})).unwrap();
+    namespaces.create(&PostParams::default(), &ns).await.unwrap();
+    let beta: Api<v1beta1::ManagedClusterAddOn> = Api::namespaced(client.clone(), &namespace);
+    let alpha: Api<v1alpha1::ManagedClusterAddOn> = Api::namespaced(client.clone(), &namespace);
+    let addon: v1beta1::ManagedClusterAddOn = serde_json::from_value(serde_json::json!({
+        "apiVersion": "addon.open-cluster-management.io/v1beta1", "kind": "ManagedClusterAddOn",
+        "metadata": {"name": "helloworld", "namespace": namespace}, "spec": {}}))
+    .unwrap();
+    beta.create(&PostParams::default(), &addon).await.unwrap();
+    alpha
+        .patch_status(
+            "helloworld",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"status": {
+                "registrations": [{"signerName": "kubernetes.io/kube-apiserver-client"}]}})),
+        )
+        .await
+        .unwrap();
+    let condition = serde_json::json!({"type": "Available", "status": "True", "reason": "R",
+        "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"});
+    let patched = beta
+        .patch_status(
+            "helloworld",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"status": {"conditions": [condition]}})),
+        )
+        .await
+        .unwrap();
+    let registrations = patched.status.unwrap().registrations.unwrap();
+    assert_eq!(
+        registrations[0].type_,
+        v1beta1::RegistrationConfigType::KubeClient
+    );
+    namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await
+        .unwrap();
+}
