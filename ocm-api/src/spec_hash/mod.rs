@@ -68,6 +68,14 @@ pub fn spec_hash_of<T: Serialize>(object: &T) -> Result<String> {
     spec_hash(&value)
 }
 
+/// The hub hash an agent names hub-specific things with (AppliedManifestWork names, the
+/// managed-namespace label): the lowercase hex SHA-256 of the hub API server URL, exactly as
+/// written in the agent's bootstrap kubeconfig.
+#[must_use]
+pub fn hub_hash(server_url: &str) -> String {
+    sha256_hex(server_url.as_bytes())
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()

@@ -11,6 +11,8 @@
 //! |---|---|
 //! | [`kubeconfig`] | the hub kubeconfig's validity check and its generation from the bootstrap kubeconfig |
 //! | [`csr`] | keys, certificate requests, rotation thresholds |
+//! | [`claims`] | the claims reported from ClusterClaims and ClusterProperties |
+//! | `managed_namespaces` | the namespaces the cluster's sets manage, labelled for the hub |
 //! | [`addon`] | add-on registration secrets and the add-on lease checker |
 //! | `bootstrap` | creating the ManagedCluster, the CSR loop, writing the secret and its files |
 //! | `lease` | renewing `managed-cluster-lease` |
@@ -20,9 +22,11 @@
 
 pub mod addon;
 mod bootstrap;
+pub mod claims;
 pub mod csr;
 pub mod kubeconfig;
 mod lease;
+mod managed_namespaces;
 mod patch;
 mod rotation;
 mod status;
@@ -174,6 +178,10 @@ pub struct AgentOptions {
     pub cluster_annotations: BTreeMap<String, String>,
     /// How often the status controller runs.
     pub cluster_healthcheck_period: Duration,
+    /// Report ClusterClaims (feature gate `ClusterClaim`, on by default).
+    pub cluster_claims: bool,
+    /// Report ClusterProperties (`about.k8s.io`; feature gate `ClusterProperty`, off by default).
+    pub cluster_properties: bool,
     /// How many non-reserved ClusterClaims are reported at most (20 upstream).
     pub max_custom_cluster_claims: usize,
     /// Claim-name suffixes treated as reserved (never cut).
@@ -207,6 +215,8 @@ impl AgentOptions {
             spoke_ca_bundle: None,
             cluster_annotations: BTreeMap::new(),
             cluster_healthcheck_period: Duration::from_secs(60),
+            cluster_claims: true,
+            cluster_properties: false,
             max_custom_cluster_claims: 20,
             reserved_cluster_claim_suffixes: Vec::new(),
             client_cert_expiration_seconds: None,

@@ -14,13 +14,10 @@ use kube::{
     api::{ListParams, Patch, PatchParams},
 };
 use ocm_api::{
-    cluster::{
-        v1::{ManagedCluster, ManagedClusterClaim, ManagedClusterStatus, ManagedClusterVersion},
-        v1alpha1::ClusterClaim,
-    },
+    cluster::v1::{ManagedCluster, ManagedClusterStatus, ManagedClusterVersion},
     conditions::{self, ConditionList, Status},
     meta::Condition,
-    names::{conditions::cluster::managed_cluster, labels, objects},
+    names::conditions::cluster::managed_cluster,
 };
 
 use super::{Agent, AgentError};
@@ -124,51 +121,6 @@ pub fn node_resources(nodes: &[Node]) -> (BTreeMap<String, Quantity>, BTreeMap<S
     (fmt(capacity), fmt(allocatable))
 }
 
-/// The claims the hub sees (ocm-core.md §1.9 step 4): claims without the spoke-only label;
-/// reserved ones (the well-known names or a name ending with one of `reserved_suffixes`) sorted by
-/// name, then the others sorted by name and cut to `max_custom`. Returns the claims and whether
-/// custom claims were cut.
-pub fn cluster_claims(
-    claims: &[ClusterClaim],
-    max_custom: usize,
-    reserved_suffixes: &[String],
-) -> (Vec<ManagedClusterClaim>, bool) {
-    let mut reserved = Vec::new();
-    let mut custom = Vec::new();
-    for claim in claims {
-        if claim
-            .metadata
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.contains_key(labels::SPOKE_ONLY))
-        {
-            continue;
-        }
-        let Some(name) = claim.metadata.name.clone() else {
-            continue;
-        };
-        let entry = ManagedClusterClaim {
-            name: Some(name.clone()),
-            value: claim.spec.value.clone(),
-        };
-        if objects::RESERVED_CLUSTER_CLAIMS.contains(&name.as_str())
-            || reserved_suffixes
-                .iter()
-                .any(|s| !s.is_empty() && name.ends_with(s.as_str()))
-        {
-            reserved.push(entry);
-        } else {
-            custom.push(entry);
-        }
-    }
-    reserved.sort_by(|a, b| a.name.cmp(&b.name));
-    custom.sort_by(|a, b| a.name.cmp(&b.name));
-    let truncated = custom.len() > max_custom;
-    custom.truncate(max_custom);
-    reserved.extend(custom);
-    (reserved, truncated)
-}
-
 /// The state the status loop keeps between rounds.
 #[derive(Default)]
 struct StatusState {
@@ -254,23 +206,15 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
         merged.extend(capacity);
         new.capacity = Some(merged);
         new.allocatable = Some(allocatable);
-        // Claims need the ClusterClaim CRD on the managed cluster; without it there are none.
-        let claims: Api<ClusterClaim> = Api::all(agent.spoke.clone());
-        match claims.list(&ListParams::default()).await {
-            Ok(list) => {
-                let (claims, truncated) = cluster_claims(
-                    &list.items,
-                    agent.options.max_custom_cluster_claims,
-                    &agent.options.reserved_cluster_claim_suffixes,
-                );
-                if truncated {
-                    tracing::info!(cluster = %agent.cluster, "CustomClusterClaimsTruncated");
-                }
-                new.cluster_claims = (!claims.is_empty() || old.cluster_claims.is_some()).then_some(claims);
+        // Claims need their CRDs on the managed cluster; without any, the status keeps its claims.
+        if let Some((claims, truncated)) = super::claims::collect(agent).await? {
+            if truncated {
+                tracing::info!(cluster = %agent.cluster, "CustomClusterClaimsTruncated");
             }
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(AgentError::ReadSpoke(e)),
+            new.cluster_claims = (!claims.is_empty() || old.cluster_claims.is_some()).then_some(claims);
         }
+        super::managed_namespaces::reconcile(agent, &mut new, cluster.metadata.deletion_timestamp.is_some())
+            .await;
     }
     if conditions::is_false(
         new.conditions.as_deref().unwrap_or_default(),
@@ -415,46 +359,6 @@ mod tests {
         assert_eq!(cap["memory"], Quantity((2i128 << 30).to_string()));
         assert_eq!(alloc["cpu"], Quantity("2".into()));
         assert_eq!(alloc["memory"], Quantity((1i128 << 30).to_string()));
-    }
-
-    fn claim(name: &str, spoke_only: bool) -> ClusterClaim {
-        let mut c = ClusterClaim::new(
-            name,
-            ocm_api::cluster::v1alpha1::ClusterClaimSpec {
-                value: Some("v".into()),
-            },
-        );
-        if spoke_only {
-            c.metadata.labels = Some([(labels::SPOKE_ONLY.to_string(), String::new())].into());
-        }
-        c
-    }
-
-    #[test]
-    fn claims_reserved_first_custom_sorted_and_capped() {
-        let claims = [
-            claim("z.custom", false),
-            claim("a.custom", false),
-            claim("m.custom", false),
-            claim("secret", true),
-            claim("platform.open-cluster-management.io", false),
-            claim("id.k8s.io", false),
-            claim("x.mine.example", false),
-        ];
-        let (out, truncated) = cluster_claims(&claims, 2, &[".mine.example".into()]);
-        let names: Vec<_> = out.iter().map(|c| c.name.clone().unwrap()).collect();
-        assert_eq!(
-            names,
-            [
-                "id.k8s.io",
-                "platform.open-cluster-management.io",
-                "x.mine.example",
-                "a.custom",
-                "m.custom"
-            ]
-        );
-        assert!(truncated);
-        assert!(!cluster_claims(&claims, 20, &[]).1);
     }
 
     #[tokio::test(start_paused = true)]

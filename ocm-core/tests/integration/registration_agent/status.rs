@@ -8,6 +8,7 @@ use kube::{
     Api,
     api::{Patch, PatchParams, PostParams},
 };
+use ocm_api::about::v1alpha1::ClusterProperty;
 use ocm_api::cluster::v1alpha1::{ClusterClaim, ClusterClaimSpec};
 use ocm_core::{metrics::ControllerMetrics, registration::agent};
 
@@ -131,6 +132,7 @@ async fn spokecluster_claim_sync_truncate_and_reserved_suffix() {
     let mut options = setup.options();
     options.max_custom_cluster_claims = 2;
     options.reserved_cluster_claim_suffixes = vec![".reserved.example".into()];
+    options.cluster_properties = true;
     let handle = joined(&setup, options).await;
     let names = || async {
         let claims = setup.cluster().await?.status?.cluster_claims?;
@@ -147,5 +149,92 @@ async fn spokecluster_claim_sync_truncate_and_reserved_suffix() {
         (names().await? == ["id.k8s.io", "z.reserved.example", "b.custom", "c.custom"]).then_some(())
     })
     .await;
+
+    // spokecluster_claim: cluster properties. A ClusterProperty wins over the claim of its name.
+    let properties: Api<ClusterProperty> = Api::all(setup.spoke_client.clone());
+    let property: ClusterProperty = serde_json::from_value(serde_json::json!({
+        "apiVersion": "about.k8s.io/v1alpha1", "kind": "ClusterProperty",
+        "metadata": {"name": "id.k8s.io"}, "spec": {"value": "from-property"}}))
+    .unwrap();
+    properties
+        .create(&PostParams::default(), &property)
+        .await
+        .unwrap();
+    eventually(30, "property wins", || async {
+        let claims = setup.cluster().await?.status?.cluster_claims?;
+        claims
+            .into_iter()
+            .any(|c| c.name.as_deref() == Some("id.k8s.io") && c.value.as_deref() == Some("from-property"))
+            .then_some(())
+    })
+    .await;
     handle.abort();
+}
+
+/// Managed namespaces: a namespace listed in `status.managedNamespaces` (the hub fills it from
+/// the cluster's sets) is created on the managed cluster with the hub's label, and released
+/// (label "false", never deleted) once no longer listed.
+#[tokio::test]
+async fn spokecluster_managed_namespaces_created_and_released() {
+    let setup = Setup::new("mns-1").await;
+    let handle = joined(&setup, setup.options()).await;
+    let bootstrap =
+        kube::config::Kubeconfig::read_from(setup.dir.path().join("bootstrap.kubeconfig")).unwrap();
+    let server = bootstrap.clusters[0]
+        .cluster
+        .as_ref()
+        .unwrap()
+        .server
+        .clone()
+        .unwrap();
+    let label = ocm_api::names::labels::managed_namespace(&ocm_api::spec_hash::hub_hash(&server));
+    let namespace = format!("mns-{}", std::process::id());
+    let clusters: Api<ocm_api::cluster::v1::ManagedCluster> = Api::all(setup.hub_client.clone());
+    let set_list = |names: Vec<String>| {
+        let entries: Vec<_> = names
+            .iter()
+            .map(|n| serde_json::json!({"clusterSet": "set1", "name": n}))
+            .collect();
+        serde_json::json!({"status": {"managedNamespaces": entries}})
+    };
+    clusters
+        .patch_status(
+            &setup.cluster,
+            &PatchParams::default(),
+            &Patch::Merge(set_list(vec![namespace.clone()])),
+        )
+        .await
+        .unwrap();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(setup.spoke_client.clone());
+    let label_value = || async {
+        let ns = namespaces.get_opt(&namespace).await.ok()??;
+        ns.metadata.labels?.get(&label).cloned()
+    };
+    eventually(30, "namespace labelled true", || async {
+        (label_value().await? == "true").then_some(())
+    })
+    .await;
+    eventually(30, "NamespaceAvailable", || async {
+        let entries = setup.cluster().await?.status?.managed_namespaces?;
+        let condition = entries.first()?.conditions.as_ref()?.first()?.clone();
+        (condition.type_ == "NamespaceAvailable"
+            && condition.status == "True"
+            && condition.reason == "NamespaceApplied")
+            .then_some(())
+    })
+    .await;
+    clusters
+        .patch_status(
+            &setup.cluster,
+            &PatchParams::default(),
+            &Patch::Merge(set_list(vec![])),
+        )
+        .await
+        .unwrap();
+    eventually(30, "namespace released", || async {
+        (label_value().await? == "false").then_some(())
+    })
+    .await;
+    handle.abort();
+    let _ = namespaces.delete(&namespace, &Default::default()).await;
 }
