@@ -162,10 +162,62 @@ impl Cluster {
         Ok(ocm_core::crds::install(&self.client, crds, CRD_TIMEOUT).await?)
     }
 
+    /// The API server URL and the CA (PEM) that signs its serving certificate: what a bootstrap
+    /// kubeconfig for this cluster needs.
+    ///
+    /// # Errors
+    /// The kubeconfig names no server or no CA.
+    pub fn server_and_ca(&self) -> Result<(String, String), ClusterError> {
+        if let Some(handle) = &self.embedded {
+            return Ok((handle.url().to_string(), handle.credentials().ca_pem.clone()));
+        }
+        let path = self
+            .kubeconfig
+            .clone()
+            .or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".kube/config")
+            });
+        let error = |message: &str| ClusterError::LoadKubeconfig {
+            path: path.display().to_string(),
+            message: message.to_string(),
+        };
+        let kubeconfig = kube::config::Kubeconfig::read_from(&path).map_err(|e| error(&e.to_string()))?;
+        let context = kubeconfig.current_context.as_deref().unwrap_or_default();
+        let cluster_name = kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref())
+            .map(|c| c.cluster.clone())
+            .ok_or_else(|| error("no current context"))?;
+        let cluster = kubeconfig
+            .clusters
+            .iter()
+            .find(|c| c.name == cluster_name)
+            .and_then(|c| c.cluster.clone())
+            .ok_or_else(|| error("the current context names no cluster"))?;
+        let server = cluster.server.ok_or_else(|| error("the cluster has no server"))?;
+        let ca = if let Some(data) = cluster.certificate_authority_data {
+            // k8s-openapi's ByteString decodes base64.
+            let bytes: k8s_openapi::ByteString = serde_json::from_value(serde_json::Value::String(data))
+                .map_err(|e| error(&format!("certificate-authority-data: {e}")))?;
+            String::from_utf8(bytes.0).map_err(|e| error(&format!("certificate-authority-data: {e}")))?
+        } else if let Some(file) = cluster.certificate_authority {
+            std::fs::read_to_string(&file).map_err(|e| error(&format!("reading {file}: {e}")))?
+        } else {
+            return Err(error("the cluster names no certificate authority"));
+        };
+        Ok((server, ca))
+    }
+
     /// Stops the embedded control plane (if any), letting requests in flight finish for up to
-    /// `grace`.
+    /// `grace`. The client is dropped first, so that its pooled connections close and the data
+    /// directory's database is released: the same directory can be opened again at once.
     pub async fn stop(self, grace: Duration) {
-        if let Some(handle) = self.embedded {
+        let Self { client, embedded, .. } = self;
+        drop(client);
+        if let Some(handle) = embedded {
             handle.shutdown_gracefully(grace).await;
         }
     }
@@ -210,6 +262,24 @@ mod tests {
             .unwrap();
         assert!(ocm_core::crds::is_established(&crd));
         cluster.stop(Duration::from_millis(100)).await;
+    }
+
+    #[tokio::test]
+    async fn an_embedded_cluster_restarts_on_the_same_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = Cluster::embedded(dir.path(), 0).await.unwrap();
+        let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(cluster.client());
+        api.list(&Default::default()).await.unwrap();
+        let (server, ca) = cluster.server_and_ca().unwrap();
+        assert!(server.starts_with("https://127.0.0.1:"), "{server}");
+        assert!(ca.contains("BEGIN CERTIFICATE"));
+        cluster.stop(Duration::from_millis(100)).await;
+        let again = Cluster::embedded(dir.path(), 0).await.unwrap();
+        let by_file = Cluster::connect(again.kubeconfig_path()).await.unwrap();
+        let (file_server, file_ca) = by_file.server_and_ca().unwrap();
+        assert_eq!(file_server, again.embedded_handle().unwrap().url());
+        assert_eq!(file_ca, ca);
+        again.stop(Duration::from_millis(100)).await;
     }
 
     #[tokio::test]

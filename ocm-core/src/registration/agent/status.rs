@@ -317,6 +317,11 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
         let wait = match result {
             Ok(true) => Duration::from_secs(5),
             Ok(false) => agent.options.cluster_healthcheck_period,
+            // A 409 Conflict is a routine race with the hub's writers; the next round retries.
+            Err(e) if crate::registration::hub::is_conflict(&e) => {
+                tracing::debug!(cluster = %agent.cluster, error = %e, "status sync failed");
+                agent.options.poll_period.max(Duration::from_secs(1))
+            }
             Err(e) => {
                 tracing::warn!(cluster = %agent.cluster, error = %e, "status sync failed");
                 agent.options.poll_period.max(Duration::from_secs(1))
