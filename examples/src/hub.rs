@@ -5,7 +5,7 @@
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
 //! `hub get-token` does what `clusteradm get token` does: it prints (or writes) a bootstrap
-//! kubeconfig for joining clusters; `--write-bootstrap-kubeconfig FILE` writes one at start-up.
+//! kubeconfig for joining clusters; `--bootstrap-kubeconfig-out FILE` writes one at start-up.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,9 +41,13 @@ pub struct HubArgs {
     #[arg(long, global = true)]
     pub embedded_port: Option<u16>,
     /// Users whose clusters' first CSRs are approved and whose clusters are accepted
-    /// automatically; needs the feature gate ManagedClusterAutoApproval.
+    /// automatically; needs the feature gate ManagedClusterAutoApproval (upstream's older flag).
     #[arg(long, value_delimiter = ',', value_name = "USER,...")]
     pub cluster_auto_approval_users: Vec<String>,
+    /// Users whose clusters' first CSRs are approved automatically (acceptance stays manual
+    /// unless ManagedClusterAutoApproval is on).
+    #[arg(long, value_delimiter = ',', value_name = "USER,...")]
+    pub auto_approved_csr_users: Vec<String>,
     /// Feature gates of the hub registration controllers, as Name=true|false,...
     #[arg(long, value_delimiter = ',', value_name = "NAME=BOOL,...")]
     pub feature_gates: Vec<String>,
@@ -55,7 +59,7 @@ pub struct HubArgs {
     pub metrics_bind_address: String,
     /// Write a bootstrap kubeconfig for joining clusters to FILE once the hub is set up.
     #[arg(long, value_name = "FILE")]
-    pub write_bootstrap_kubeconfig: Option<PathBuf>,
+    pub bootstrap_kubeconfig_out: Option<PathBuf>,
     /// How long bootstrap tokens are valid (90s, 30m, 24h, 7d).
     #[arg(long, global = true, default_value = "24h", value_parser = flags::duration)]
     pub bootstrap_token_ttl: Duration,
@@ -118,13 +122,15 @@ impl HubArgs {
                 "--cluster-auto-approval-users has no effect unless --feature-gates {MANAGED_CLUSTER_AUTO_APPROVAL}=true"
             );
         }
+        let mut users = self.auto_approved_csr_users.clone();
+        if auto_approval {
+            users.extend(self.cluster_auto_approval_users.iter().cloned());
+        }
+        users.sort();
+        users.dedup();
         Ok(HubOptions {
             extra_labels: flags::key_values("labels", &self.labels)?,
-            auto_approved_csr_users: if auto_approval {
-                self.cluster_auto_approval_users.clone()
-            } else {
-                Vec::new()
-            },
+            auto_approved_csr_users: users,
             auto_accept: auto_approval,
             ..HubOptions::default()
         })
@@ -202,7 +208,7 @@ async fn serve_hub(cluster: &Cluster, args: &HubArgs, options: HubOptions) -> Re
         role = bootstrap::BOOTSTRAP_CLUSTER_ROLE,
         "bootstrap RBAC installed"
     );
-    if let Some(path) = &args.write_bootstrap_kubeconfig {
+    if let Some(path) = &args.bootstrap_kubeconfig_out {
         let kubeconfig = mint_bootstrap_kubeconfig(cluster, args.bootstrap_token_ttl).await?;
         write_private(path, &kubeconfig)?;
         tracing::info!(path = %path.display(), "bootstrap kubeconfig written");

@@ -365,18 +365,34 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         &[format!("kubectl get csr -l {selector}")],
     );
 
+    // Approval and acceptance go together, as `clusteradm accept` does them: the agent's loops
+    // start as soon as its certificate is issued and need the RBAC that acceptance brings.
+    let accept = format!(
+        "kubectl patch managedcluster {cluster_name} -p '{{\"spec\":{{\"hubAcceptsClient\":true}}}}' --type=merge"
+    );
     if args.manual {
         step(
             5,
             "Approve the CSR (waiting for you):",
             std::slice::from_ref(&approve),
         );
+        step(
+            6,
+            "Accept the cluster (waiting for you):",
+            std::slice::from_ref(&accept),
+        );
     } else {
         approve_csr(&csrs, &csr).await?;
+        accept_cluster(&clusters, cluster_name).await?;
         step(
             5,
-            format!("Approved the CSR, as `{approve}` does; the hub signed it."),
+            format!("Approved the CSR, as `{approve}` does; the hub signs it."),
             &[format!("kubectl get csr {csr}")],
+        );
+        step(
+            6,
+            "Accepted the cluster, as this command does:",
+            std::slice::from_ref(&accept),
         );
     }
     wait_for("the CSR's approval", user_timeout, || async {
@@ -387,24 +403,6 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
             .filter(|c| is_approved(c) && c.status.as_ref().is_some_and(|s| s.certificate.is_some()))
     })
     .await?;
-
-    let accept = format!(
-        "kubectl patch managedcluster {cluster_name} -p '{{\"spec\":{{\"hubAcceptsClient\":true}}}}' --type=merge"
-    );
-    if args.manual {
-        step(
-            6,
-            "Accept the cluster (waiting for you):",
-            std::slice::from_ref(&accept),
-        );
-    } else {
-        accept_cluster(&clusters, cluster_name).await?;
-        step(
-            6,
-            "Accepted the cluster, as this command does:",
-            std::slice::from_ref(&accept),
-        );
-    }
     wait_for("the cluster's acceptance", user_timeout, || async {
         clusters
             .get_opt(cluster_name)

@@ -1,7 +1,7 @@
 //! `hub`: the OCM hub registration controllers as one process (see [`ocm_examples::hub`]).
 //!
 //! ```text
-//! cargo run -p ocm-examples --bin hub -- --embedded ./hub-data --write-bootstrap-kubeconfig ./bootstrap.kubeconfig
+//! cargo run -p ocm-examples --bin hub -- --embedded ./hub-data --bootstrap-kubeconfig-out ./bootstrap.kubeconfig
 //! ```
 
 use std::process::ExitCode;

@@ -93,7 +93,7 @@ async fn join(prefix: &str) -> Joined {
     let hub_port = free_port();
     let mut hub_args = clusters.hub_flags.clone();
     hub_args.extend([
-        "--write-bootstrap-kubeconfig".into(),
+        "--bootstrap-kubeconfig-out".into(),
         "bootstrap/bootstrap.kubeconfig".into(),
         "--metrics-bind-address".into(),
         format!("127.0.0.1:{hub_port}"),

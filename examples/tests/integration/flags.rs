@@ -35,6 +35,15 @@ fn hub_auto_approval_users_need_the_auto_approval_gate() {
     let options = args.hub_options().unwrap();
     assert!(!options.auto_accept);
     assert!(options.auto_approved_csr_users.is_empty());
+
+    // The newer flag approves CSRs without the gate, and accepts nothing by itself.
+    let args = HubArgs::try_parse_from(["hub", "--auto-approved-csr-users", "bob,alice"]).unwrap();
+    let options = args.hub_options().unwrap();
+    assert!(!options.auto_accept);
+    assert_eq!(
+        options.auto_approved_csr_users,
+        vec!["alice".to_string(), "bob".to_string()]
+    );
 }
 
 #[test]
