@@ -1,6 +1,6 @@
 //! `quickstart` runs to completion: every step of the join, with its kubectl commands.
 
-use super::support::run_to_end;
+use super::support::{Process, eventually, run_to_end};
 
 const QUICKSTART: &str = env!("CARGO_BIN_EXE_quickstart");
 
@@ -48,4 +48,22 @@ async fn quickstart_walks_the_join_and_exits_zero() {
     let (status, output) = run_to_end(QUICKSTART, &args, &dir.path().join("again.log")).await;
     assert!(status.success(), "{status}\n{output}");
     assert!(output.contains("demo1 is Joined and Available"), "{output}");
+}
+
+#[tokio::test]
+async fn quickstart_keeps_running_until_sigterm_then_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--data-dir".to_string(),
+        dir.path().join("data").display().to_string(),
+        "--keep-running".into(),
+    ];
+    let process = Process::start(QUICKSTART, &args, &dir.path().join("quickstart.log"));
+    eventually("the joined cluster, kept running", || async {
+        process.assert_running();
+        process.output().contains("press Ctrl-C to stop").then_some(())
+    })
+    .await;
+    let status = process.terminate().await;
+    assert!(status.success(), "{status}");
 }
