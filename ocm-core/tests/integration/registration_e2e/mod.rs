@@ -12,4 +12,4 @@
 
 mod kubectl_join;
 mod restart;
-mod support;
+pub(crate) mod support;

@@ -343,3 +343,44 @@ impl Join {
         self.kill_hub().await;
     }
 }
+
+/// Whether the hub converts ManagedClusterAddOns between v1alpha1 and v1beta1, which the
+/// registration agent relies on (it reads add-ons through v1beta1 and patches their status
+/// through v1alpha1). An embedded hub does; a real OCM hub does through the conversion webhook of
+/// its cluster-manager. A standalone `ocm-controlplane` server does in-process once the CRD names
+/// that webhook: when the tests created the CRD there (conversion `None`), it is switched here.
+/// A plain cluster whose CRDs the tests created cannot convert: `false`, and the caller skips.
+pub async fn addon_conversion(hub: &TestEnv) -> bool {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    if hub.control_plane().is_some() {
+        return true;
+    }
+    let client = hub.client().await.unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let name = "managedclusteraddons.addon.open-cluster-management.io";
+    let crd = crds.get(name).await.unwrap();
+    let strategy = crd.spec.conversion.as_ref().map(|c| c.strategy.as_str());
+    if strategy == Some("Webhook") {
+        return true;
+    }
+    let version = client.apiserver_version().await.unwrap();
+    if !version.git_version.ends_with("-ocm-controlplane") {
+        return false;
+    }
+    let mut json = serde_json::to_value(&crd).unwrap();
+    if !ocm_controlplane::conversion::use_in_process_conversion(
+        &mut json,
+        &ocm_controlplane::conversion::Converters::ocm(),
+    ) {
+        return false;
+    }
+    let conversion = json["spec"]["conversion"].clone();
+    crds.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"conversion": conversion}})),
+    )
+    .await
+    .unwrap();
+    true
+}
