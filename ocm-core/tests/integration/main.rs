@@ -3,5 +3,6 @@
 
 mod crds;
 mod registration_agent;
+mod registration_e2e;
 mod registration_hub;
 mod registration_sets;
