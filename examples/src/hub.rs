@@ -36,9 +36,10 @@ pub struct HubArgs {
     /// DIR/admin.kubeconfig) instead of a cluster.
     #[arg(long, global = true, value_name = "DIR")]
     pub embedded: Option<PathBuf>,
-    /// The port of the embedded control plane on 127.0.0.1 (0 picks a free one).
-    #[arg(long, global = true, default_value_t = 0)]
-    pub embedded_port: u16,
+    /// The port of the embedded control plane on 127.0.0.1 (0 picks a free one; default: the
+    /// port DIR's server used last time, else a free one).
+    #[arg(long, global = true)]
+    pub embedded_port: Option<u16>,
     /// Users whose clusters' first CSRs are approved and whose clusters are accepted
     /// automatically; needs the feature gate ManagedClusterAutoApproval.
     #[arg(long, value_delimiter = ',', value_name = "USER,...")]
@@ -131,7 +132,7 @@ impl HubArgs {
 
     async fn cluster(&self) -> Result<Cluster, ClusterError> {
         match &self.embedded {
-            Some(dir) => Cluster::embedded(dir, self.embedded_port).await,
+            Some(dir) => Cluster::embedded_on_previous_port(dir, self.embedded_port).await,
             None => Cluster::connect(self.kubeconfig.as_deref()).await,
         }
     }

@@ -60,9 +60,10 @@ pub struct KlusterletArgs {
     /// kubeconfig is DIR/admin.kubeconfig).
     #[arg(long, value_name = "DIR")]
     pub embedded: Option<PathBuf>,
-    /// The port of the embedded control plane on 127.0.0.1 (0 picks a free one).
-    #[arg(long, default_value_t = 0)]
-    pub embedded_port: u16,
+    /// The port of the embedded control plane on 127.0.0.1 (0 picks a free one; default: the
+    /// port DIR's server used last time, else a free one).
+    #[arg(long)]
+    pub embedded_port: Option<u16>,
     /// The managed cluster's API server URLs the hub may use (spec.managedClusterClientConfigs);
     /// with --embedded, the embedded server's URL by default.
     #[arg(long, value_delimiter = ',', value_name = "URL,...")]
@@ -144,7 +145,7 @@ impl KlusterletArgs {
 
     async fn cluster(&self) -> Result<Cluster, ClusterError> {
         match &self.embedded {
-            Some(dir) => Cluster::embedded(dir, self.embedded_port).await,
+            Some(dir) => Cluster::embedded_on_previous_port(dir, self.embedded_port).await,
             None => Cluster::connect(self.spoke_kubeconfig.as_deref()).await,
         }
     }
