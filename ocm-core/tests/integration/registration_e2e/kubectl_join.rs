@@ -178,18 +178,20 @@ async fn spokecluster_joining_with_kubectl_and_the_cluster_identity_stays_in_its
         "{orgs:?}"
     );
     // The ManagedCluster is there, not accepted yet.
-    assert_eq!(
-        admin
+    let managed: serde_json::Value = serde_json::from_str(
+        &admin
             .ok(&[
                 "get",
                 "managedcluster",
                 &cluster,
                 "-o",
-                "jsonpath={.spec.hubAcceptsClient}"
+                "json",
+                "--show-managed-fields",
             ])
             .await,
-        "false"
-    );
+    )
+    .unwrap();
+    assert_eq!(managed["spec"]["hubAcceptsClient"], false, "{managed:#}");
 
     admin.ok(&["certificate", "approve", &csr_name]).await;
     admin

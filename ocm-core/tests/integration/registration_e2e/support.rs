@@ -16,6 +16,8 @@ use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::agent::{self, AgentOptions};
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
 
+use crate::hub_lock::{HubLock, Lock};
+
 /// Upstream's cap on the CSRs an agent keeps for its cluster.
 pub const CSR_CAP: usize = 10;
 /// The label the agent puts on its CSRs.
@@ -67,6 +69,8 @@ pub struct Join {
     pub dir: tempfile::TempDir,
     hub_task: Option<tokio::task::JoinHandle<()>>,
     agent_task: Option<tokio::task::JoinHandle<()>>,
+    /// Held while the test may run hub controllers (see [`crate::hub_lock`]).
+    _lock: HubLock,
 }
 
 impl Drop for Join {
@@ -98,6 +102,7 @@ impl Join {
     pub async fn new(prefix: &str) -> Self {
         let hub = TestEnv::hub().await.unwrap();
         hub.install_ocm_crds().await.unwrap();
+        let _lock = HubLock::shared(&hub, Lock::HubControllers).await;
         let spoke = TestEnv::spoke().await.unwrap();
         let hub_client = hub.client().await.unwrap();
         let spoke_client = spoke.client().await.unwrap();
@@ -125,6 +130,7 @@ impl Join {
             dir,
             hub_task: None,
             agent_task: None,
+            _lock,
         }
     }
 
