@@ -2,6 +2,8 @@
 //! by `OCM_TEST_HUB_KUBECONFIG` / `OCM_TEST_SPOKE_KUBECONFIG`). One module per area.
 
 mod crds;
+mod hub_lock;
 mod registration_agent;
+mod registration_e2e;
 mod registration_hub;
 mod registration_sets;

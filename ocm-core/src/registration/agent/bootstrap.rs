@@ -134,7 +134,11 @@ pub(crate) fn desired_cluster(agent: &Agent, existing: Option<&ManagedCluster>) 
                 annotations: (!annotations.is_empty()).then_some(annotations),
                 ..Default::default()
             },
-            spec: ManagedClusterSpec::default(),
+            // Written out as upstream's agent does (the field is not optional there).
+            spec: ManagedClusterSpec {
+                hub_accepts_client: Some(false),
+                ..ManagedClusterSpec::default()
+            },
             status: None,
         }
     });

@@ -16,6 +16,12 @@ use super::support::{Setup, eventually};
 #[tokio::test]
 async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() {
     let setup = Setup::new("addon-1").await;
+    if !crate::registration_e2e::support::addon_conversion(&setup.hub).await {
+        eprintln!("{}", super::support::NO_ADDON_CONVERSION);
+        setup.finish().await;
+        return;
+    }
+    let install = format!("{}-install", setup.cluster);
     let mut options = setup.options();
     options.addon_sync_period = std::time::Duration::from_millis(300);
     let handle = tokio::spawn(agent::run(
@@ -39,7 +45,7 @@ async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() 
         &PostParams::default(),
         &Namespace {
             metadata: kube::api::ObjectMeta {
-                name: Some("addon-install".into()),
+                name: Some(install.clone()),
                 ..Default::default()
             },
             ..Default::default()
@@ -47,21 +53,21 @@ async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() 
     )
     .await
     .unwrap();
-    let addons: Api<ManagedClusterAddOn> = Api::namespaced(setup.hub_client.clone(), "addon-1");
+    let addons: Api<ManagedClusterAddOn> = Api::namespaced(setup.hub_client.clone(), &setup.cluster);
     let addon: ManagedClusterAddOn = serde_json::from_value(serde_json::json!({
         "apiVersion": "addon.open-cluster-management.io/v1beta1", "kind": "ManagedClusterAddOn",
-        "metadata": {"name": "helloworld", "namespace": "addon-1"}, "spec": {}}))
+        "metadata": {"name": "helloworld", "namespace": setup.cluster}, "spec": {}}))
     .unwrap();
     addons.create(&PostParams::default(), &addon).await.unwrap();
     // The hub add-on manager writes registrations; v1alpha1's form (signerName) is the stored one.
     let alpha: Api<ocm_api::addon::v1alpha1::ManagedClusterAddOn> =
-        Api::namespaced(setup.hub_client.clone(), "addon-1");
+        Api::namespaced(setup.hub_client.clone(), &setup.cluster);
     alpha
         .patch_status(
             "helloworld",
             &PatchParams::default(),
             &Patch::Merge(serde_json::json!({"status": {
-                "namespace": "addon-install",
+                "namespace": install,
                 "registrations": [{"signerName": "kubernetes.io/kube-apiserver-client"}]}})),
         )
         .await
@@ -79,11 +85,11 @@ async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() 
             .name
             .as_deref()
             .unwrap()
-            .starts_with("addon-addon-1-helloworld-")
+            .starts_with(&format!("addon-{}-helloworld-", setup.cluster))
     );
     setup.approve_pending().await;
 
-    let secrets: Api<Secret> = Api::namespaced(setup.spoke_client.clone(), "addon-install");
+    let secrets: Api<Secret> = Api::namespaced(setup.spoke_client.clone(), &install);
     let secret = eventually(30, "add-on secret", || async {
         secrets.get_opt("helloworld-hub-kubeconfig").await.unwrap()
     })
@@ -121,7 +127,7 @@ async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() 
     })
     .await;
     assert_eq!(unknown.reason, "ManagedClusterAddOnLeaseNotFound");
-    let leases: Api<Lease> = Api::namespaced(setup.spoke_client.clone(), "addon-install");
+    let leases: Api<Lease> = Api::namespaced(setup.spoke_client.clone(), &install);
     leases
         .create(
             &PostParams::default(),
@@ -161,11 +167,19 @@ async fn addon_registration_kube_client_secret_in_install_namespace_and_lease() 
     })
     .await;
     handle.abort();
+    let _ = handle.await;
+    let _ = ns.delete(&install, &DeleteParams::default()).await;
+    setup.finish().await;
 }
 
 #[tokio::test]
 async fn addon_registration_custom_signer_secret_without_kubeconfig() {
     let setup = Setup::new("addon-2").await;
+    if !crate::registration_e2e::support::addon_conversion(&setup.hub).await {
+        eprintln!("{}", super::support::NO_ADDON_CONVERSION);
+        setup.finish().await;
+        return;
+    }
     let mut options = setup.options();
     options.addon_sync_period = std::time::Duration::from_millis(300);
     let handle = tokio::spawn(agent::run(
@@ -199,10 +213,10 @@ async fn addon_registration_custom_signer_secret_without_kubeconfig() {
         )
         .await;
     let alpha: Api<ocm_api::addon::v1alpha1::ManagedClusterAddOn> =
-        Api::namespaced(setup.hub_client.clone(), "addon-2");
+        Api::namespaced(setup.hub_client.clone(), &setup.cluster);
     let addon: ocm_api::addon::v1alpha1::ManagedClusterAddOn = serde_json::from_value(serde_json::json!({
         "apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ManagedClusterAddOn",
-        "metadata": {"name": "myaddon", "namespace": "addon-2"}, "spec": {}}))
+        "metadata": {"name": "myaddon", "namespace": setup.cluster}, "spec": {}}))
     .unwrap();
     alpha.create(&PostParams::default(), &addon).await.unwrap();
     alpha
@@ -261,7 +275,7 @@ async fn addon_registration_custom_signer_secret_without_kubeconfig() {
     let _ = handle.await;
     let options = setup.options();
     let unjoined = agent::unjoin(setup.spoke_client.clone(), &options).await.unwrap();
-    assert_eq!(unjoined.cluster.as_deref(), Some("addon-2"));
+    assert_eq!(unjoined.cluster.as_deref(), Some(setup.cluster.as_str()));
     assert_eq!(unjoined.secrets.len(), 2, "{unjoined:?}");
     assert!(setup.secret().await.is_none());
     assert!(
@@ -277,4 +291,5 @@ async fn addon_registration_custom_signer_secret_without_kubeconfig() {
     assert!(setup.cluster().await.is_some());
     let again = agent::unjoin(setup.spoke_client.clone(), &options).await.unwrap();
     assert!(again.secrets.is_empty() && again.files.is_empty(), "{again:?}");
+    setup.finish().await;
 }

@@ -24,7 +24,13 @@ async fn spokecluster_joining_join_without_proxy() {
     })
     .await;
     let csr = setup.csrs().await.remove(0);
-    assert!(csr.metadata.name.as_deref().unwrap().starts_with("join-1-"));
+    assert!(
+        csr.metadata
+            .name
+            .as_deref()
+            .unwrap()
+            .starts_with(&format!("{}-", setup.cluster))
+    );
     assert_eq!(csr.spec.signer_name, "kubernetes.io/kube-apiserver-client");
     assert!(setup.secret().await.is_none());
 
@@ -37,7 +43,7 @@ async fn spokecluster_joining_join_without_proxy() {
     for key in ["kubeconfig", "tls.crt", "tls.key", "cluster-name", "agent-name"] {
         assert!(data.contains_key(key), "secret lacks {key}");
     }
-    assert_eq!(data["cluster-name"].0, b"join-1");
+    assert_eq!(data["cluster-name"].0, setup.cluster.as_bytes());
     assert_eq!(data["agent-name"].0, b"agent1");
     let kc =
         kube::config::Kubeconfig::from_yaml(std::str::from_utf8(&data["kubeconfig"].0).unwrap()).unwrap();
@@ -59,7 +65,7 @@ async fn spokecluster_joining_join_without_proxy() {
             .then_some(())
     })
     .await;
-    let leases: Api<Lease> = Api::namespaced(setup.hub_client.clone(), "join-1");
+    let leases: Api<Lease> = Api::namespaced(setup.hub_client.clone(), &setup.cluster);
     eventually(30, "lease renewed", || async {
         leases
             .get("managed-cluster-lease")
@@ -74,7 +80,7 @@ async fn spokecluster_joining_join_without_proxy() {
     assert!(status.version.and_then(|v| v.kubernetes).is_some());
     // The change to Available is recorded as an event in the cluster namespace on the hub.
     let events: Api<k8s_openapi::api::events::v1::Event> =
-        Api::namespaced(setup.hub_client.clone(), "join-1");
+        Api::namespaced(setup.hub_client.clone(), &setup.cluster);
     eventually(30, "Available event", || async {
         let list = events.list(&Default::default()).await.unwrap();
         list.items
@@ -88,6 +94,8 @@ async fn spokecluster_joining_join_without_proxy() {
     .await;
     assert!(!handle.is_finished());
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }
 
 #[tokio::test]
@@ -120,7 +128,7 @@ async fn spokeagent_restart_mid_join_creates_a_new_csr_and_completes() {
 
     // Restart after join: the secret is reused, no new CSR.
     let before = setup.csrs().await.len();
-    let leases: Api<Lease> = Api::namespaced(setup.hub_client.clone(), "restart-1");
+    let leases: Api<Lease> = Api::namespaced(setup.hub_client.clone(), &setup.cluster);
     let renew_time = || async {
         leases
             .get("managed-cluster-lease")
@@ -144,6 +152,8 @@ async fn spokeagent_restart_mid_join_creates_a_new_csr_and_completes() {
     );
     assert!(!handle.is_finished());
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }
 
 #[tokio::test]
@@ -168,6 +178,8 @@ async fn spokeagent_restart_never_more_than_ten_csrs() {
     }
     assert!(!handle.is_finished());
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }
 
 #[tokio::test]
@@ -203,4 +215,6 @@ async fn clusterannotations_only_agent_prefixed_and_client_configs() {
     assert_eq!(configs[0].url, "https://spoke.example:6443");
     assert_eq!(configs[0].ca_bundle.as_ref().unwrap().0, b"CA");
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }

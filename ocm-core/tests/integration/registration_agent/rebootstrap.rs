@@ -36,8 +36,8 @@ async fn spokeagent_rebootstrap_cert_expiry_bootstraps_again() {
     let csrs_before = setup.csrs().await.len();
 
     // The certificate expires (here: the secret and its file are given an expired one).
-    let expired = expired_certificate();
-    let secrets: Api<Secret> = Api::namespaced(setup.spoke_client.clone(), "open-cluster-management-agent");
+    let expired = expired_certificate(&setup.cluster);
+    let secrets: Api<Secret> = Api::namespaced(setup.spoke_client.clone(), &setup.agent_namespace);
     secrets
         .patch(
             "hub-kubeconfig-secret",
@@ -68,6 +68,8 @@ async fn spokeagent_rebootstrap_cert_expiry_bootstraps_again() {
     .await;
     assert!(!handle.is_finished());
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }
 
 #[tokio::test]
@@ -102,6 +104,8 @@ async fn spokeagent_restart_kubeconfig_context_cluster_changes() {
     })
     .await;
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }
 
 #[tokio::test]
@@ -138,4 +142,6 @@ async fn spokeagent_recovery_invalid_bootstrap_then_fixed() {
     })
     .await;
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }

@@ -36,11 +36,11 @@ async fn certificate_rotation_renews_with_the_cluster_identity() {
     .await;
     assert_eq!(
         renewal.spec.username.as_deref(),
-        Some("system:open-cluster-management:rot-1:agent1")
+        Some(format!("system:open-cluster-management:{}:agent1", setup.cluster).as_str())
     );
     let groups = renewal.spec.groups.clone().unwrap_or_default();
     assert!(
-        groups.contains(&"system:open-cluster-management:rot-1".to_string()),
+        groups.contains(&format!("system:open-cluster-management:{}", setup.cluster)),
         "{groups:?}"
     );
     setup.approve_pending().await;
@@ -71,4 +71,6 @@ async fn certificate_rotation_renews_with_the_cluster_identity() {
     );
     assert!(!handle.is_finished());
     handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
 }

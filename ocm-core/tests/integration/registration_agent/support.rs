@@ -1,6 +1,9 @@
 //! Acting as the hub admin for an accepted cluster (the hub controllers are not part of these
 //! tests): approve the cluster's CSRs, create its namespace, RBAC (ocm-core.md §2.2) and lease,
 //! and set `HubAcceptedManagedCluster` True.
+//!
+//! Every test gets a unique cluster name and its own agent namespace on the spoke, and removes
+//! both with [`Setup::finish`], so that the tests can share real clusters.
 
 // Test helpers outside #[test] functions: failing loudly is what a test wants.
 #![allow(clippy::unwrap_used)]
@@ -42,49 +45,113 @@ where
 /// A hub (with the OCM CRDs), a spoke (with the agent namespace), a bootstrap kubeconfig file and
 /// a hub-kubeconfig directory.
 pub struct Setup {
-    /// Kept alive for the test's duration.
-    pub _hub: TestEnv,
+    pub hub: TestEnv,
     /// Kept alive for the test's duration.
     pub spoke: TestEnv,
     pub hub_client: kube::Client,
     pub spoke_client: kube::Client,
     pub dir: tempfile::TempDir,
+    /// The cluster's name: the test's prefix and a unique suffix.
     pub cluster: String,
+    /// The agent's namespace on the spoke (unique per test).
+    pub agent_namespace: String,
+}
+
+/// Why the add-on tests skip on a hub that cannot convert add-ons between versions.
+pub const NO_ADDON_CONVERSION: &str = "SKIP: the hub does not convert ManagedClusterAddOns between \
+    v1alpha1 and v1beta1 (its CRD has conversion None: created by the tests on a plain cluster, not \
+    by OCM's cluster-manager with its conversion webhook); the registration agent needs both";
+
+/// A name unique to this test run (lowercase, DNS-label safe).
+pub fn unique(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{:x}{:05x}{n}", std::process::id(), nanos >> 12)
 }
 
 impl Setup {
-    pub async fn new(cluster: &str) -> Self {
+    /// Hub and spoke for a cluster named `prefix` plus a unique suffix; the bootstrap
+    /// kubeconfig is minted by `ocm_core`'s hub bootstrap helper (a ServiceAccount token, as
+    /// `clusteradm get token` does), which works on embedded and real hubs alike.
+    pub async fn new(prefix: &str) -> Self {
         let hub = TestEnv::hub().await.unwrap();
         hub.install_ocm_crds().await.unwrap();
         let spoke = TestEnv::spoke().await.unwrap();
         let hub_client = hub.client().await.unwrap();
         let spoke_client = spoke.client().await.unwrap();
+        let cluster = unique(prefix);
+        let agent_namespace = format!("agent-{cluster}");
         let ns = Namespace {
             metadata: kube::api::ObjectMeta {
-                name: Some("open-cluster-management-agent".into()),
+                name: Some(agent_namespace.clone()),
                 ..Default::default()
             },
             ..Default::default()
         };
-        let _ = Api::<Namespace>::all(spoke_client.clone())
+        Api::<Namespace>::all(spoke_client.clone())
             .create(&PostParams::default(), &ns)
-            .await;
-        let dir = tempfile::tempdir().unwrap();
-        let bootstrap = hub
-            .control_plane()
-            .unwrap()
-            .bootstrap_kubeconfig(Duration::from_secs(3600))
             .await
             .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (server, ca) = crate::registration_e2e::support::server_and_ca(hub.kubeconfig_path());
+        let bootstrap = ocm_core::registration::hub::bootstrap::bootstrap_kubeconfig(
+            &hub_client,
+            &server,
+            &ca,
+            Duration::from_secs(3600),
+        )
+        .await
+        .unwrap();
         std::fs::write(dir.path().join("bootstrap.kubeconfig"), bootstrap).unwrap();
         Self {
-            _hub: hub,
+            hub,
             spoke,
             hub_client,
             spoke_client,
             dir,
-            cluster: cluster.into(),
+            cluster,
+            agent_namespace,
         }
+    }
+
+    /// Whether the spoke is a real cluster (named by `OCM_TEST_SPOKE_KUBECONFIG`).
+    pub fn real_spoke(&self) -> bool {
+        self.spoke.control_plane().is_none()
+    }
+
+    /// Removes what the test made on both clusters: the ManagedCluster, its CSRs, namespace and
+    /// per-cluster RBAC on the hub, the agent namespace on the spoke. Stop the agent first.
+    pub async fn finish(self) {
+        use kube::api::DeleteParams;
+        let c = &self.cluster;
+        let delete = DeleteParams::default();
+        let _ = Api::<ManagedCluster>::all(self.hub_client.clone())
+            .delete(c, &delete)
+            .await;
+        let _ = Api::<CertificateSigningRequest>::all(self.hub_client.clone())
+            .delete_collection(
+                &delete,
+                &ListParams::default().labels(&format!("open-cluster-management.io/cluster-name={c}")),
+            )
+            .await;
+        let name = format!("open-cluster-management:managedcluster:{c}");
+        let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(self.hub_client.clone())
+            .delete(&name, &delete)
+            .await;
+        let _ = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(self.hub_client.clone())
+            .delete(&name, &delete)
+            .await;
+        let _ = Api::<Namespace>::all(self.hub_client.clone())
+            .delete(c, &delete)
+            .await;
+        let _ = Api::<Namespace>::all(self.spoke_client.clone())
+            .delete(&self.agent_namespace, &delete)
+            .await;
     }
 
     /// Agent options with short periods for this setup.
@@ -92,6 +159,7 @@ impl Setup {
         let mut o = AgentOptions::new(self.dir.path().join("bootstrap.kubeconfig"), self.hub_dir());
         o.cluster_name = Some(self.cluster.clone());
         o.agent_name = Some("agent1".into());
+        o.component_namespace = self.agent_namespace.clone();
         o.cluster_healthcheck_period = Duration::from_secs(1);
         o.poll_period = Duration::from_millis(200);
         o
@@ -258,7 +326,7 @@ impl Setup {
 
     /// The hub-kubeconfig secret on the spoke, if any.
     pub async fn secret(&self) -> Option<Secret> {
-        Api::<Secret>::namespaced(self.spoke_client.clone(), "open-cluster-management-agent")
+        Api::<Secret>::namespaced(self.spoke_client.clone(), &self.agent_namespace)
             .get_opt("hub-kubeconfig-secret")
             .await
             .unwrap()
@@ -282,12 +350,12 @@ impl Setup {
     }
 }
 
-/// A certificate for `rb-1`'s agent that expired in 2021.
-pub fn expired_certificate() -> Vec<u8> {
+/// A certificate for `cluster`'s agent that expired in 2021.
+pub fn expired_certificate(cluster: &str) -> Vec<u8> {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     params.distinguished_name.push(
         rcgen::DnType::CommonName,
-        "system:open-cluster-management:rb-1:agent1",
+        format!("system:open-cluster-management:{cluster}:agent1"),
     );
     params.not_before = rcgen::date_time_ymd(2020, 1, 1);
     params.not_after = rcgen::date_time_ymd(2021, 1, 1);

@@ -438,7 +438,7 @@ async fn managedcluster_deletion_cluster_gone_removes_rbac_and_shared_roles() {
 
 #[tokio::test]
 async fn hub_restart_resumes_denial_and_deletion() {
-    let mut hub = Hub::start(options(&[])).await;
+    let mut hub = Hub::start_alone(options(&[])).await;
     let name = unique("restart");
     hub.create_cluster(&name, true, 60).await;
     hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")

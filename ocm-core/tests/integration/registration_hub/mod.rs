@@ -28,6 +28,8 @@ use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::hub::{self, HubOptions};
 use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
 
+use crate::hub_lock::{HubLock, Lock};
+
 /// A hub TestEnv with the OCM CRDs and the hub controllers running (stopped on drop).
 pub struct Hub {
     pub env: TestEnv,
@@ -35,6 +37,8 @@ pub struct Hub {
     options: HubOptions,
     task: tokio::task::JoinHandle<()>,
     created: std::sync::Mutex<Vec<String>>,
+    /// Held while the test runs hub controllers (see [`crate::hub_lock`]).
+    _lock: HubLock,
 }
 
 fn spawn_controllers(client: kube::Client, options: HubOptions) -> tokio::task::JoinHandle<()> {
@@ -52,8 +56,24 @@ impl Drop for Hub {
 
 impl Hub {
     pub async fn start(options: HubOptions) -> Hub {
+        Self::start_locked(options, false).await
+    }
+
+    /// Like [`Hub::start`], for a test that stops its hub controllers and checks what happens
+    /// while they are down: on a shared real hub it waits until no other test runs hub
+    /// controllers, and keeps others from starting them meanwhile.
+    pub async fn start_alone(options: HubOptions) -> Hub {
+        Self::start_locked(options, true).await
+    }
+
+    async fn start_locked(options: HubOptions, alone: bool) -> Hub {
         let env = TestEnv::hub().await.unwrap();
         env.install_ocm_crds().await.unwrap();
+        let _lock = if alone {
+            HubLock::exclusive(&env, Lock::HubControllers).await
+        } else {
+            HubLock::shared(&env, Lock::HubControllers).await
+        };
         let client = env.client().await.unwrap();
         let task = spawn_controllers(client.clone(), options.clone());
         Hub {
@@ -62,6 +82,7 @@ impl Hub {
             options,
             task,
             created: std::sync::Mutex::default(),
+            _lock,
         }
     }
 

@@ -18,6 +18,7 @@ use ocm_core::registration::hub::cleanup::{self, CleanupOptions};
 use serde_json::json;
 
 use super::{addon_resource, create_dynamic, deleting, eventually, hub, release, unique, work_resource};
+use crate::hub_lock::{HubLock, Lock};
 
 fn options() -> CleanupOptions {
     CleanupOptions {
@@ -90,7 +91,8 @@ async fn deleting_condition(client: &kube::Client, name: &str) -> Option<(String
 
 #[tokio::test]
 async fn managedcluster_deletion() {
-    let (_env, client) = hub().await;
+    let (env, client) = hub().await;
+    let _lock = HubLock::shared(&env, Lock::HubControllers).await;
     let controller = tokio::spawn(cleanup::run(
         client.clone(),
         options(),
@@ -168,7 +170,8 @@ async fn managedcluster_deletion() {
 
 #[tokio::test]
 async fn managedcluster_deletion_cluster_gone() {
-    let (_env, client) = hub().await;
+    let (env, client) = hub().await;
+    let _lock = HubLock::shared(&env, Lock::HubControllers).await;
     let controller = tokio::spawn(cleanup::run(
         client.clone(),
         options(),

@@ -14,11 +14,13 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use ocm_api::conditions::ConditionList;
+use ocm_controlplane::TestEnv;
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::hub::clusterset::{self, ClusterSetOptions};
 use serde_json::{Value, json};
 
 use super::{eventually, hub, unique};
+use crate::hub_lock::{HubLock, Lock};
 
 fn start(client: &kube::Client, default_sets: bool) -> tokio::task::JoinHandle<()> {
     let options = ClusterSetOptions {
@@ -69,6 +71,51 @@ async fn wait_empty(client: &kube::Client, name: &str, status: &str, reason: &st
         },
     )
     .await;
+}
+
+/// Waits until the `default` or `global` set selects `n` clusters; on a shared real hub at least
+/// `n`, since the clusters of other tests running meanwhile count too.
+async fn wait_selected(env: &TestEnv, client: &kube::Client, name: &str, n: usize) {
+    if env.control_plane().is_some() {
+        let message = format!("{n} ManagedClusters selected");
+        return wait_empty(client, name, "False", "ClustersSelected", &message).await;
+    }
+    let sets: Api<ManagedClusterSet> = Api::all(client.clone());
+    eventually(&format!("{name} selecting at least {n} clusters"), || {
+        let sets = sets.clone();
+        async move {
+            let set = sets.get_opt(name).await.unwrap()?;
+            let c = set.status?.conditions.find_condition("ClusterSetEmpty")?.clone();
+            let selected: usize = c
+                .message
+                .strip_suffix(" ManagedClusters selected")?
+                .parse()
+                .ok()?;
+            (c.status == "False" && c.reason == "ClustersSelected" && selected >= n).then_some(())
+        }
+    })
+    .await;
+}
+
+/// Removes what a test created on a possibly shared hub: its sets, its clusters (their
+/// finalizers released, in case hub controllers of other tests added them) and the namespaces
+/// named after them.
+async fn clean_up(client: &kube::Client, sets: &[&str], clusters: &[&str]) {
+    let set_api: Api<ManagedClusterSet> = Api::all(client.clone());
+    for set in sets {
+        let _ = set_api.delete(set, &DeleteParams::default()).await;
+    }
+    let cluster_api: Api<ManagedCluster> = Api::all(client.clone());
+    let release = json!({"metadata": {"finalizers": null}});
+    for cluster in clusters {
+        let _ = cluster_api.delete(cluster, &DeleteParams::default()).await;
+        let _ = cluster_api
+            .patch(cluster, &PatchParams::default(), &Patch::Merge(&release))
+            .await;
+        let _ = Api::<Namespace>::all(client.clone())
+            .delete(cluster, &DeleteParams::default())
+            .await;
+    }
 }
 
 #[tokio::test]
@@ -156,18 +203,22 @@ async fn managedclusterset_empty_and_legacy_exclusive_label() {
     )
     .await;
     controller.abort();
+    clean_up(&client, &[&s1, &s2], &[&c1]).await;
 }
 
 #[tokio::test]
 async fn managedclusterset_label_selector_and_global() {
-    let (_env, client) = hub().await;
+    let (env, client) = hub().await;
+    let _lock = HubLock::shared(&env, Lock::DefaultSets).await;
     let controller = start(&client, true);
     let set = unique("by-vendor");
+    // The label value is unique too: clusters of other runs on a shared hub do not match.
+    let (openshift, eks) = (unique("OpenShift"), unique("EKS"));
     create_set(
         &client,
         &set,
         json!({"clusterSelector": {"selectorType": "LabelSelector",
-            "labelSelector": {"matchLabels": {"vendor": "OpenShift"}}}}),
+            "labelSelector": {"matchLabels": {"vendor": openshift}}}}),
     )
     .await;
     wait_empty(
@@ -178,8 +229,9 @@ async fn managedclusterset_label_selector_and_global() {
         "No ManagedCluster selected",
     )
     .await;
-    create_cluster(&client, &unique("ocp"), &[("vendor", "OpenShift")]).await;
-    create_cluster(&client, &unique("eks"), &[("vendor", "EKS")]).await;
+    let (ocp, other) = (unique("ocp"), unique("eks"));
+    create_cluster(&client, &ocp, &[("vendor", &openshift)]).await;
+    create_cluster(&client, &other, &[("vendor", &eks)]).await;
     wait_empty(
         &client,
         &set,
@@ -189,28 +241,17 @@ async fn managedclusterset_label_selector_and_global() {
     )
     .await;
     // The global set selects every cluster; the default set every cluster without a set label.
-    wait_empty(
-        &client,
-        "global",
-        "False",
-        "ClustersSelected",
-        "2 ManagedClusters selected",
-    )
-    .await;
-    wait_empty(
-        &client,
-        "default",
-        "False",
-        "ClustersSelected",
-        "2 ManagedClusters selected",
-    )
-    .await;
+    wait_selected(&env, &client, "global", 2).await;
+    wait_selected(&env, &client, "default", 2).await;
     controller.abort();
+    clean_up(&client, &[&set], &[&ocp, &other]).await;
 }
 
 #[tokio::test]
 async fn default_and_global_sets_recreated_and_reverted() {
-    let (_env, client) = hub().await;
+    let (env, client) = hub().await;
+    // It deletes and edits the shared default and global sets.
+    let _lock = HubLock::exclusive(&env, Lock::DefaultSets).await;
     let controller = start(&client, true);
     let sets: Api<ManagedClusterSet> = Api::all(client.clone());
     let selector_of = |name: &'static str| {
@@ -278,12 +319,28 @@ async fn default_and_global_sets_recreated_and_reverted() {
     eventually("global recreated twice", || async { selector_of("global").await }).await;
     let default = selector_of("default").await.unwrap();
     assert_eq!(default["selectorType"], "LabelSelector");
+    // Back to the sets a hub has (on a shared hub others rely on them): the default set without
+    // autoupdate=false is recreated with its selector, the global set without the test's edits.
+    sets.delete("default", &DeleteParams::default()).await.unwrap();
+    sets.delete("global", &DeleteParams::default()).await.unwrap();
+    eventually("default restored", || async {
+        selector_of("default")
+            .await
+            .filter(|s| s["selectorType"] == "ExclusiveClusterSetLabel")
+    })
+    .await;
+    eventually("global restored", || async {
+        let set = sets.get_opt("global").await.unwrap()?;
+        (set.metadata.deletion_timestamp.is_none() && set.spec.managed_namespaces.is_none()).then_some(())
+    })
+    .await;
     controller.abort();
 }
 
 #[tokio::test]
 async fn clusters_without_a_set_label_join_the_default_set() {
-    let (_env, client) = hub().await;
+    let (env, client) = hub().await;
+    let _lock = HubLock::shared(&env, Lock::DefaultSets).await;
     let controller = start(&client, true);
     let (plain, empty, labelled) = (unique("plain"), unique("empty"), unique("labelled"));
     create_cluster(&client, &plain, &[]).await;
@@ -312,20 +369,14 @@ async fn clusters_without_a_set_label_join_the_default_set() {
         })
         .await;
     }
-    wait_empty(
-        &client,
-        "default",
-        "False",
-        "ClustersSelected",
-        "2 ManagedClusters selected",
-    )
-    .await;
+    wait_selected(&env, &client, "default", 2).await;
     let c = clusters.get(&labelled).await.unwrap();
     assert_eq!(
         c.metadata.labels.unwrap()["cluster.open-cluster-management.io/clusterset"],
         "dev"
     );
     controller.abort();
+    clean_up(&client, &[], &[&plain, &empty, &labelled]).await;
 }
 
 #[tokio::test]
@@ -362,11 +413,16 @@ async fn managedclustersetbinding_bound_and_not_found() {
         .unwrap();
     eventually("Bound False again", || bound("False", "ClusterSetNotFound")).await;
     controller.abort();
+    let _ = Api::<Namespace>::all(client.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await;
 }
 
 #[tokio::test]
 async fn managed_namespaces_follow_cluster_sets() {
-    let (_env, client) = hub().await;
+    let (env, client) = hub().await;
+    // Set a selects every cluster (as global does): no test may edit the global set meanwhile.
+    let _lock = HubLock::shared(&env, Lock::DefaultSets).await;
     let controller = start(&client, false);
     let (set_a, set_b, cluster) = (unique("a-set"), unique("b-set"), unique("cluster"));
     create_set(
@@ -426,4 +482,5 @@ async fn managed_namespaces_follow_cluster_sets() {
     })
     .await;
     controller.abort();
+    clean_up(&client, &[&set_a, &set_b], &[&cluster]).await;
 }
