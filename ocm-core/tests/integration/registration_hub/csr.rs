@@ -38,11 +38,7 @@ async fn csr_security_validation_and_renewal_auto_approved() {
     hub.create_cluster(&name, true, 60).await;
     hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
         .await;
-    let Some(agent) = hub.agent_client(&name, "agent1").await else {
-        eprintln!("real clusters: no way to mint an agent identity here, skipped");
-        hub.finish(&[]).await;
-        return;
-    };
+    let agent = hub.agent_client(&name, "agent1").await;
     let own_cn = format!("system:open-cluster-management:{name}:agent1");
     let own_group = format!("system:open-cluster-management:{name}");
     let xyz_group = format!("system:open-cluster-management:{name}xyz");
@@ -163,19 +159,14 @@ async fn spokecluster_autoapproval_accepts_and_approves_configured_user() {
         ..HubOptions::default()
     };
     let hub = Hub::start(options).await;
-    let Some(plane) = hub.env.control_plane() else {
-        eprintln!("real clusters: no way to mint the auto-approval user here, skipped");
-        hub.finish(&[]).await;
-        return;
-    };
     bootstrap::ensure_bootstrap_rbac(&hub.client).await.unwrap();
-    let kubeconfig = plane
-        .kubeconfig_for(
-            "autoapproval-user",
-            &[bootstrap::BOOTSTRAP_GROUP],
-            Duration::from_secs(3600),
-        )
-        .unwrap();
+    let kubeconfig = super::identity_kubeconfig(
+        &hub.env,
+        &hub.client,
+        "autoapproval-user",
+        &[bootstrap::BOOTSTRAP_GROUP],
+    )
+    .await;
     let user = client_from(&kubeconfig).await;
     let name = unique("auto");
     let cluster: ocm_api::cluster::v1::ManagedCluster = serde_json::from_value(serde_json::json!({
@@ -238,10 +229,16 @@ async fn certificate_renewal_pending_at_denial_is_not_approved() {
     // Only the accept controller runs at first, so the renewal CSR stays pending over the denial.
     let env = ocm_controlplane::TestEnv::hub().await.unwrap();
     env.install_ocm_crds().await.unwrap();
-    let Some(plane) = env.control_plane() else {
-        eprintln!("real clusters: no way to mint agent identities here, skipped");
+    if env.control_plane().is_none() {
+        // Known gap: on a standalone ocm-controlplane hub the accept controller run alone here
+        // never wrote HubAcceptedManagedCluster within 30 s (the full hub::run does elsewhere);
+        // not yet understood, so the test stays embedded-only.
+        eprintln!(
+            "SKIP: on a real hub this test's accept controller alone did not report the denial; \
+             runs on the embedded hub only"
+        );
         return;
-    };
+    }
     let admin = env.client().await.unwrap();
     let options = HubOptions {
         auto_approved_csr_users: vec!["autoapproval-user".to_string()],
@@ -259,9 +256,7 @@ async fn certificate_renewal_pending_at_denial_is_not_approved() {
     clusters.create(&PostParams::default(), &cluster).await.unwrap();
     let group = format!("system:open-cluster-management:{name}");
     let cn = format!("system:open-cluster-management:{name}:agent1");
-    let kubeconfig = plane
-        .kubeconfig_for(&cn, &[&group, CLUSTERS_GROUP], Duration::from_secs(3600))
-        .unwrap();
+    let kubeconfig = super::identity_kubeconfig(&env, &admin, &cn, &[&group, CLUSTERS_GROUP]).await;
     let agent = client_from(&kubeconfig).await;
     let pending = agent_csr(
         &unique("pending-renew"),
@@ -319,13 +314,7 @@ async fn certificate_renewal_pending_at_denial_is_not_approved() {
     // A marker CSR from the auto-approved user shows the approver has gone through the list.
     bootstrap::ensure_bootstrap_rbac(&admin).await.unwrap();
     let user = client_from(
-        &plane
-            .kubeconfig_for(
-                "autoapproval-user",
-                &[bootstrap::BOOTSTRAP_GROUP],
-                Duration::from_secs(3600),
-            )
-            .unwrap(),
+        &super::identity_kubeconfig(&env, &admin, "autoapproval-user", &[bootstrap::BOOTSTRAP_GROUP]).await,
     )
     .await;
     let marker = agent_csr(
@@ -343,6 +332,18 @@ async fn certificate_renewal_pending_at_denial_is_not_approved() {
     let csrs = Api::<CertificateSigningRequest>::all(admin.clone());
     wait_approved(&csrs, marker.metadata.name.as_deref().unwrap()).await;
     stays_unapproved(&csrs, &[pending.metadata.name.clone().unwrap()]).await;
+    // Deleted with the controllers still running, so that the accept controller releases it.
+    let by_cluster =
+        kube::api::ListParams::default().labels(&format!("open-cluster-management.io/cluster-name={name}"));
+    let _ = csrs.delete_collection(&Default::default(), &by_cluster).await;
+    let _ = clusters.delete(&name, &Default::default()).await;
+    eventually("the cluster removed", || async {
+        clusters.get_opt(&name).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(admin.clone())
+        .delete(&name, &Default::default())
+        .await;
     for task in [accepting, housekeeping, approving] {
         task.abort();
     }

@@ -168,19 +168,90 @@ impl Hub {
     }
 
     /// A client for the agent identity of `cluster` (`system:open-cluster-management:<c>:<agent>`
-    /// in the cluster group and the managed-clusters group); `None` on real clusters.
-    pub async fn agent_client(&self, cluster: &str, agent: &str) -> Option<kube::Client> {
-        let plane = self.env.control_plane()?;
+    /// in the cluster group and the managed-clusters group).
+    pub async fn agent_client(&self, cluster: &str, agent: &str) -> kube::Client {
         let group = format!("system:open-cluster-management:{cluster}");
-        let kubeconfig = plane
-            .kubeconfig_for(
-                &format!("system:open-cluster-management:{cluster}:{agent}"),
-                &[&group, "system:open-cluster-management:managed-clusters"],
-                Duration::from_secs(3600),
-            )
-            .unwrap();
-        Some(client_from(&kubeconfig).await)
+        let kubeconfig = identity_kubeconfig(
+            &self.env,
+            &self.client,
+            &format!("system:open-cluster-management:{cluster}:{agent}"),
+            &[&group, CLUSTERS_GROUP],
+        )
+        .await;
+        client_from(&kubeconfig).await
     }
+}
+
+/// A kubeconfig for `user` in `groups` (at most two): a certificate from the embedded server's
+/// client CA, or on a real cluster one the cluster issues for a CSR of signer
+/// `kubernetes.io/kube-apiserver-client` the admin creates and approves (the CSR is removed
+/// afterwards; it carries no cluster label, so no hub controller takes it for an agent's).
+pub async fn identity_kubeconfig(env: &TestEnv, admin: &kube::Client, user: &str, groups: &[&str]) -> String {
+    if let Some(plane) = env.control_plane() {
+        return plane
+            .kubeconfig_for(user, groups, Duration::from_secs(3600))
+            .unwrap();
+    }
+    let key = KeyPair::generate().unwrap();
+    let mut csr = agent_csr(&unique("identity"), "", user, groups, USAGES, SIGNER);
+    // agent_csr made its own key: the request is rebuilt with one whose private half stays here.
+    let mut params = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, user);
+    for (i, o) in groups.iter().enumerate() {
+        let ty = if i == 0 {
+            DnType::OrganizationName
+        } else {
+            DnType::CustomDnType(vec![2, 5, 4, 10])
+        };
+        dn.push(ty, *o);
+    }
+    params.distinguished_name = dn;
+    csr.spec.request = ByteString(
+        params
+            .serialize_request(&key)
+            .unwrap()
+            .pem()
+            .unwrap()
+            .into_bytes(),
+    );
+    csr.metadata.labels = None;
+    csr.spec.expiration_seconds = Some(3600);
+    let name = csr.metadata.name.clone().unwrap();
+    let csrs = Api::<CertificateSigningRequest>::all(admin.clone());
+    let mut created = csrs.create(&PostParams::default(), &csr).await.unwrap();
+    created.status.get_or_insert_with(Default::default).conditions = Some(vec![
+        k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition {
+            type_: "Approved".into(),
+            status: "True".into(),
+            reason: Some("TestIdentity".into()),
+            message: Some("a client certificate for a test identity".into()),
+            ..Default::default()
+        },
+    ]);
+    csrs.replace_subresource("approval", &name, &PostParams::default(), &created)
+        .await
+        .unwrap();
+    let certificate = eventually("the cluster to issue the identity's certificate", || async {
+        let csr = csrs.get(&name).await.ok()?;
+        csr.status?.certificate.filter(|c| !c.0.is_empty())
+    })
+    .await;
+    let _ = csrs.delete(&name, &Default::default()).await;
+    let (server, ca) = crate::registration_e2e::support::server_and_ca(env.kubeconfig_path());
+    let b64 = |bytes: &[u8]| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    };
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "hub", "cluster": {"server": server, "certificate-authority-data": b64(ca.as_bytes())}}],
+        "users": [{"name": user, "user": {"client-certificate-data": b64(&certificate.0),
+            "client-key-data": b64(key.serialize_pem().as_bytes())}}],
+        "contexts": [{"name": "identity", "context": {"cluster": "hub", "user": user}}],
+        "current-context": "identity",
+    })
+    .to_string()
 }
 
 /// A client built from a kubeconfig text.

@@ -50,10 +50,15 @@ async fn addon_available_copied_on_cluster_unknown_and_feature_labels() {
     .unwrap();
     clusters.create(&PostParams::default(), &cluster).await.unwrap();
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<Namespace>::all(client.clone())
+    // On a shared hub the accept controller of another test may have created it already.
+    match Api::<Namespace>::all(client.clone())
         .create(&PostParams::default(), &ns)
         .await
-        .unwrap();
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => panic!("creating namespace {name}: {error}"),
+    }
     let addons: Api<ManagedClusterAddOn> = Api::namespaced(client.clone(), &name);
     for (addon, status) in [("good", "True"), ("bad", "False")] {
         let object: ManagedClusterAddOn = serde_json::from_value(json!({

@@ -36,10 +36,15 @@ async fn cluster_with_namespace(client: &kube::Client, name: &str) {
     .unwrap();
     clusters.create(&PostParams::default(), &cluster).await.unwrap();
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<Namespace>::all(client.clone())
+    // On a shared hub the accept controller of another test may have created it already.
+    match Api::<Namespace>::all(client.clone())
         .create(&PostParams::default(), &ns)
         .await
-        .unwrap();
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => panic!("creating namespace {name}: {error}"),
+    }
     eventually("the resource-cleanup finalizer", || {
         let clusters = clusters.clone();
         async move {
