@@ -119,6 +119,13 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
     let milestones = milestones?;
     let memory = memory.finish()?;
     let requests = Requests::read(&hub.audit_log, audit_offset)?;
+    if let Some(copy) = &options.keep_audit_log {
+        std::fs::copy(&hub.audit_log, copy).map_err(|source| JoinError::File {
+            what: "copying the audit log to",
+            path: copy.display().to_string(),
+            source,
+        })?;
+    }
     let report = Report {
         hub: hub.description(),
         agents: options.agents,
