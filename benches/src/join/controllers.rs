@@ -22,7 +22,8 @@ pub struct ControllersProcess {
 impl ControllersProcess {
     /// Starts this executable with `--hub-controllers kubeconfig --auto-approve-user user`.
     pub fn spawn(kubeconfig: &Path, auto_approve_user: &str, log: &Path) -> Result<Self, JoinError> {
-        let exe = std::env::current_exe().map_err(|e| JoinError::Controllers(format!("finding this executable: {e}")))?;
+        let exe = std::env::current_exe()
+            .map_err(|e| JoinError::Controllers(format!("finding this executable: {e}")))?;
         let log = std::fs::File::create(log).map_err(|source| JoinError::File {
             what: "creating",
             path: log.display().to_string(),
@@ -68,11 +69,13 @@ impl ControllersProcess {
 /// approving the CSRs of `auto_approve_users` and accepting every cluster, until standard input
 /// closes or a controller stops.
 pub async fn run_child(kubeconfig: &Path, auto_approve_users: Vec<String>) -> Result<(), JoinError> {
-    let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| JoinError::Controllers(format!("reading {}: {e}", kubeconfig.display())))?;
+    let kc = Kubeconfig::read_from(kubeconfig)
+        .map_err(|e| JoinError::Controllers(format!("reading {}: {e}", kubeconfig.display())))?;
     let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
         .map_err(|e| JoinError::Controllers(format!("reading {}: {e}", kubeconfig.display())))?;
-    let client = kube::Client::try_from(config).map_err(|e| JoinError::Controllers(format!("building a client: {e}")))?;
+    let client = kube::Client::try_from(config)
+        .map_err(|e| JoinError::Controllers(format!("building a client: {e}")))?;
     let options = HubOptions {
         auto_approved_csr_users: auto_approve_users,
         auto_accept: true,

@@ -60,7 +60,13 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         source,
     })?;
 
-    let hub = Hub::start(dir.path(), options.hub_binary.as_deref(), options.in_process_hub, servers).await?;
+    let hub = Hub::start(
+        dir.path(),
+        options.hub_binary.as_deref(),
+        options.in_process_hub,
+        servers,
+    )
+    .await?;
     hub.install_crds().await?;
     let bootstrap = hub.bootstrap_kubeconfig().await?;
     let bootstrap_path = dir.path().join("bootstrap.kubeconfig");
@@ -103,8 +109,14 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         bootstrap_limit: options.timeout,
     };
     let starter = tokio::spawn(start_all(plan, spoke.client.clone(), log.clone()));
-    let milestones =
-        wait_all_available(hub.client.clone(), options.agents, log.clone(), start, options.timeout).await;
+    let milestones = wait_all_available(
+        hub.client.clone(),
+        options.agents,
+        log.clone(),
+        start,
+        options.timeout,
+    )
+    .await;
     let all_joined = start.elapsed();
     starter.abort();
     if milestones.is_err() {

@@ -437,7 +437,11 @@ mod tests {
             }
             tokio::time::sleep(wait_after(Some(round), period, poll)).await;
         };
-        assert!(reported_at - accepted_at <= poll, "reported {:?} after acceptance", reported_at - accepted_at);
+        assert!(
+            reported_at - accepted_at <= poll,
+            "reported {:?} after acceptance",
+            reported_at - accepted_at
+        );
     }
 
     #[test]

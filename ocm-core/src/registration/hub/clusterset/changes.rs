@@ -96,12 +96,12 @@ mod tests {
         s
     }
 
-    fn cluster(set_label: Option<&str>, available: bool) -> ManagedCluster {
+    fn cluster(set_label: Option<&str>, accepted: bool) -> ManagedCluster {
         let mut c = ManagedCluster::new("c1", Default::default());
         if let Some(label) = set_label {
             c.labels_mut().insert(CLUSTER_SET.into(), label.into());
         }
-        c.spec.hub_accepts_client = available;
+        c.spec.hub_accepts_client = Some(accepted);
         c
     }
 
@@ -112,7 +112,10 @@ mod tests {
         // Another cluster joined: only the status message changed.
         assert!(!filter.matters(&watcher::Event::Apply(set("2 ManagedClusters selected", &["a"]))));
         // The managed namespaces changed: every cluster must be looked at.
-        assert!(filter.matters(&watcher::Event::Apply(set("2 ManagedClusters selected", &["a", "b"]))));
+        assert!(filter.matters(&watcher::Event::Apply(set(
+            "2 ManagedClusters selected",
+            &["a", "b"]
+        ))));
         let mut deleting = set("2 ManagedClusters selected", &["a", "b"]);
         deleting.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
         assert!(filter.matters(&watcher::Event::Apply(deleting.clone())));

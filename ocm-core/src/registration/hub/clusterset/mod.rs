@@ -417,7 +417,10 @@ mod tests {
         cluster.metadata.resource_version = Some("42".into());
         let patch = default_label_patch(&cluster).unwrap();
         assert_eq!(patch["metadata"]["resourceVersion"], "42");
-        assert_eq!(patch["metadata"]["labels"][CLUSTER_SET_LABEL], DEFAULT_CLUSTER_SET);
+        assert_eq!(
+            patch["metadata"]["labels"][CLUSTER_SET_LABEL],
+            DEFAULT_CLUSTER_SET
+        );
         cluster
             .labels_mut()
             .insert(CLUSTER_SET_LABEL.into(), "dev".into());
