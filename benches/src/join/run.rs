@@ -128,7 +128,13 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
             dir.path().join("hub-controllers.log").display()
         )));
     }
-    let milestones = milestones?;
+    let milestones = match milestones {
+        Ok(m) => m,
+        Err(e) => {
+            controllers.stop().await;
+            return Err(e);
+        }
+    };
     let memory = memory.finish()?;
     let requests = Requests::read(&hub.audit_log, audit_offset)?;
     if let Some(copy) = &options.keep_audit_log {
@@ -138,6 +144,8 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
             source,
         })?;
     }
+    log.stop_all();
+    let reconciles = controllers.stop().await;
     let report = Report {
         hub: hub.description(),
         agents: options.agents,
@@ -149,9 +157,8 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         memory,
         agent_failed_runs: log.failed_runs.load(Ordering::Relaxed),
         agent_rebootstraps: log.rebootstraps.load(Ordering::Relaxed),
+        reconciles,
     };
-    log.stop_all();
-    controllers.stop().await;
     hub.stop().await;
     drop(spoke);
     Ok(report)
