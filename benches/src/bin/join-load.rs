@@ -38,7 +38,10 @@ fn run_controllers(options: &Options) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(controllers::run_child(kubeconfig, options.auto_approve_user.clone())) {
+    match runtime.block_on(controllers::run_child(
+        kubeconfig,
+        options.auto_approve_user.clone(),
+    )) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("join-load --hub-controllers: {e}");

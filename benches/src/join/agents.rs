@@ -67,7 +67,12 @@ impl AgentLog {
 }
 
 /// The options of agent `index`.
-pub fn agent_options(index: usize, bootstrap: &Path, dir: &Path, healthcheck_period: Duration) -> AgentOptions {
+pub fn agent_options(
+    index: usize,
+    bootstrap: &Path,
+    dir: &Path,
+    healthcheck_period: Duration,
+) -> AgentOptions {
     let mut options = AgentOptions::new(bootstrap.to_path_buf(), dir.join(format!("agent-{index}")));
     options.cluster_name = Some(cluster_name(index));
     options.agent_name = Some(format!("agent{index}"));

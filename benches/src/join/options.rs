@@ -55,6 +55,9 @@ pub struct Options {
     /// Where temporary directories go (the hub's redb database, the agents' files).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
+    /// Copy the hub's audit log of the join (one JSON line per request) to this file.
+    #[arg(long)]
+    pub keep_audit_log: Option<PathBuf>,
     /// How many (verb, resource) rows the request table shows.
     #[arg(long, default_value_t = 20)]
     pub top: usize,

@@ -69,7 +69,11 @@ pub async fn wait_all_available(
     timeout: Duration,
 ) -> Result<HashMap<String, Milestones>, JoinError> {
     let api: Api<ManagedCluster> = Api::all(client);
-    let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff().applied_objects());
+    let mut events = std::pin::pin!(
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+    );
     let mut milestones: HashMap<String, Milestones> = HashMap::new();
     let mut available = 0;
     let deadline = start + timeout;

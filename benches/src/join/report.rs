@@ -1,6 +1,6 @@
 //! The report of a join run: as text tables or JSON.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -85,6 +85,8 @@ pub struct Report {
     pub agent_failed_runs: usize,
     /// Agent runs that ended to bootstrap again.
     pub agent_rebootstraps: usize,
+    /// Reconciliations of each hub controller over the whole run (from the controllers' start).
+    pub reconciles: BTreeMap<String, u64>,
 }
 
 impl Report {
@@ -176,6 +178,22 @@ impl Report {
                 by(Client::Agent),
                 by(Client::HubControllers),
                 thousands(row.total),
+            ]);
+        }
+        out += &t.render();
+        out += "\n";
+        let mut t = Table::new(&[
+            ("hub controller", Align::Left),
+            ("reconciles", Align::Right),
+            ("per cluster", Align::Right),
+        ]);
+        let mut reconciles: Vec<(&String, &u64)> = self.reconciles.iter().collect();
+        reconciles.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        for (controller, count) in reconciles {
+            t.push(vec![
+                controller.clone(),
+                thousands(*count),
+                rate(*count as f64 / n),
             ]);
         }
         out += &t.render();

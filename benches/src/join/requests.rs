@@ -121,8 +121,11 @@ impl Requests {
             *row.by_client.entry(client).or_default() += 1;
         }
         out.rows = rows.into_values().collect();
-        out.rows
-            .sort_by(|a, b| b.total.cmp(&a.total).then_with(|| (&a.verb, &a.resource).cmp(&(&b.verb, &b.resource))));
+        out.rows.sort_by(|a, b| {
+            b.total
+                .cmp(&a.total)
+                .then_with(|| (&a.verb, &a.resource).cmp(&(&b.verb, &b.resource)))
+        });
         out
     }
 
@@ -155,8 +158,14 @@ mod tests {
     #[test]
     fn clients_are_told_apart_by_user() {
         assert_eq!(Client::of(BOOTSTRAP_USER), Client::AgentBootstrap);
-        assert_eq!(Client::of("system:open-cluster-management:c1:agent1"), Client::Agent);
-        assert_eq!(Client::of("system:open-cluster-management:c1"), Client::HubControllers);
+        assert_eq!(
+            Client::of("system:open-cluster-management:c1:agent1"),
+            Client::Agent
+        );
+        assert_eq!(
+            Client::of("system:open-cluster-management:c1"),
+            Client::HubControllers
+        );
         assert_eq!(Client::of("admin"), Client::HubControllers);
     }
 

@@ -60,7 +60,13 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         source,
     })?;
 
-    let hub = Hub::start(dir.path(), options.hub_binary.as_deref(), options.in_process_hub, servers).await?;
+    let hub = Hub::start(
+        dir.path(),
+        options.hub_binary.as_deref(),
+        options.in_process_hub,
+        servers,
+    )
+    .await?;
     hub.install_crds().await?;
     let bootstrap = hub.bootstrap_kubeconfig().await?;
     let bootstrap_path = dir.path().join("bootstrap.kubeconfig");
@@ -103,8 +109,14 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         bootstrap_limit: options.timeout,
     };
     let starter = tokio::spawn(start_all(plan, spoke.client.clone(), log.clone()));
-    let milestones =
-        wait_all_available(hub.client.clone(), options.agents, log.clone(), start, options.timeout).await;
+    let milestones = wait_all_available(
+        hub.client.clone(),
+        options.agents,
+        log.clone(),
+        start,
+        options.timeout,
+    )
+    .await;
     let all_joined = start.elapsed();
     starter.abort();
     if milestones.is_err() {
@@ -116,9 +128,24 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
             dir.path().join("hub-controllers.log").display()
         )));
     }
-    let milestones = milestones?;
+    let milestones = match milestones {
+        Ok(m) => m,
+        Err(e) => {
+            controllers.stop().await;
+            return Err(e);
+        }
+    };
     let memory = memory.finish()?;
     let requests = Requests::read(&hub.audit_log, audit_offset)?;
+    if let Some(copy) = &options.keep_audit_log {
+        std::fs::copy(&hub.audit_log, copy).map_err(|source| JoinError::File {
+            what: "copying the audit log to",
+            path: copy.display().to_string(),
+            source,
+        })?;
+    }
+    log.stop_all();
+    let reconciles = controllers.stop().await;
     let report = Report {
         hub: hub.description(),
         agents: options.agents,
@@ -130,9 +157,8 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         memory,
         agent_failed_runs: log.failed_runs.load(Ordering::Relaxed),
         agent_rebootstraps: log.rebootstraps.load(Ordering::Relaxed),
+        reconciles,
     };
-    log.stop_all();
-    controllers.stop().await;
     hub.stop().await;
     drop(spoke);
     Ok(report)
