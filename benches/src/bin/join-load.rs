@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p ocm-controlplane   # the hub runs as a child process
 //! cargo run -p ocm-benches --release --bin join-load -- --agents 1000 [--healthcheck-period 60]
-//!     [--concurrency 0] [--output json]
+//!     [--concurrency 0] [--output json]      # RUST_LOG=warn shows the agents' and controllers' warnings
 //! ```
 
 use std::process::ExitCode;
@@ -19,7 +19,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -69,3 +69,34 @@ pub struct Options {
     #[arg(long, hide = true)]
     pub auto_approve_user: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_flags_parse() {
+        let o = Options::try_parse_from(["join-load"]).unwrap();
+        assert_eq!(o.agents, 1000);
+        assert_eq!(o.healthcheck_period, Duration::from_secs(60));
+        assert_eq!(o.concurrency, 0);
+        assert_eq!(o.output, Output::Text);
+        let o = Options::try_parse_from([
+            "join-load",
+            "--agents",
+            "100",
+            "--healthcheck-period",
+            "0.5",
+            "--concurrency",
+            "10",
+            "--output",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(
+            (o.agents, o.healthcheck_period, o.concurrency, o.output),
+            (100, Duration::from_millis(500), 10, Output::Json)
+        );
+        assert!(Options::try_parse_from(["join-load", "--healthcheck-period", "-1"]).is_err());
+    }
+}

@@ -227,6 +227,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_report_names_time_requests_reconciles_and_memory() {
+        let requests = Requests::tally([
+            r#"{"user":"admin","verb":"patch","resource":"clusterroles","code":200}"#,
+            r#"{"user":"system:open-cluster-management:c:a","verb":"get","resource":"leases","code":200}"#,
+        ]);
+        let report = Report {
+            hub: "test hub".into(),
+            agents: 2,
+            healthcheck_period_s: 60.0,
+            concurrency: 0,
+            all_joined_s: 12.5,
+            per_cluster: JoinTimes::default(),
+            requests,
+            memory: vec![ProcessMemory {
+                process: "hub".into(),
+                start_bytes: 1 << 20,
+                peak_bytes: 3 << 20,
+                end_bytes: 2 << 20,
+            }],
+            agent_failed_runs: 0,
+            agent_rebootstraps: 0,
+            reconciles: [("managednamespace".to_string(), 20)].into(),
+        };
+        let text = report.render_text(10);
+        assert!(text.contains("all Joined and Available after 12.5 s"), "{text}");
+        assert!(text.contains("clusterroles"));
+        assert!(text.contains("managednamespace"));
+        assert!(text.contains("3.0 MiB"));
+        assert_eq!(report.requests_per_cluster(), 1.0);
+        let json: serde_json::Value = serde_json::from_str(&report.render_json().unwrap()).unwrap();
+        assert_eq!(json["all_joined_s"], 12.5);
+        assert_eq!(json["requests"]["by_client"]["agent"], 1);
+        assert_eq!(json["reconciles"]["managednamespace"], 20);
+    }
+
+    #[test]
     fn spreads_use_nearest_rank_percentiles() {
         let samples: Vec<Duration> = (1..=100).rev().map(Duration::from_secs).collect();
         let s = Spread::of(samples);
