@@ -43,7 +43,7 @@ const FIELD_MANAGER: &str = "ocm-quickstart";
     about = "Starts an embedded hub and managed cluster and joins them step by step"
 )]
 pub struct QuickstartArgs {
-    /// Where the two control planes keep their data (DIR/hub, DIR/<cluster>); earlier data of
+    /// Where the two control planes keep their data (DIR/hub, DIR/CLUSTER-NAME); earlier data of
     /// the demo there is removed at start.
     #[arg(long, default_value = "quickstart-data", value_name = "DIR")]
     pub data_dir: PathBuf,

@@ -18,7 +18,7 @@
 //! | `lease` | renewing `managed-cluster-lease` |
 //! | `rotation` | rotating the client certificate, condition `ClusterCertificateRotated` |
 //! | `status` | Joined, Available, version, capacity and allocatable, ClusterClaims |
-//! | [`unjoin`] | removing the credentials and add-on secrets the agent wrote on the managed cluster |
+//! | [`mod@unjoin`] | removing the credentials and add-on secrets the agent wrote on the managed cluster |
 
 pub mod addon;
 mod bootstrap;

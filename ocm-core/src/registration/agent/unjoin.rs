@@ -3,7 +3,7 @@
 //! The agent writes three kinds of things on the managed cluster: the secret
 //! `hub-kubeconfig-secret` in its component namespace, the files of the hub-kubeconfig directory
 //! (copies of that secret's keys), and one secret per add-on registration in the add-on's install
-//! namespace (labelled with the cluster and add-on names). [`unjoin`] deletes all of them and
+//! namespace (labelled with the cluster and add-on names). [`unjoin()`] deletes all of them and
 //! nothing else. Like upstream's agent it never deletes the ManagedCluster on the hub (that is the
 //! hub administrator's `kubectl delete managedcluster <c>`), nor namespaces, which the klusterlet's
 //! installer owns.
@@ -26,7 +26,7 @@ const HUB_KUBECONFIG_FILES: [&str; 5] = [
     secrets::keys::AGENT_NAME,
 ];
 
-/// What [`unjoin`] removed.
+/// What [`unjoin()`] removed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Unjoined {
     /// The cluster whose credentials were removed, when its name was known.
