@@ -29,7 +29,8 @@ fn start(client: &kube::Client, default_sets: bool) -> tokio::task::JoinHandle<(
     };
     let client = client.clone();
     tokio::spawn(async move {
-        let _ = clusterset::run(client, options, ControllerMetrics::default()).await;
+        let result = clusterset::run(client, options, ControllerMetrics::default()).await;
+        panic!("the cluster-set controllers stopped: {result:?}");
     })
 }
 
