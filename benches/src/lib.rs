@@ -7,5 +7,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`load`] | the API server load harness of the `apiserver-load` binary |
+//! | [`join`] | the cluster-join harness of the `join-load` binary |
 
+pub mod join;
 pub mod load;

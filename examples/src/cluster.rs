@@ -7,10 +7,13 @@ use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use ocm_api::crd::InstallTarget;
+use ocm_controlplane::server::StartError;
 use ocm_controlplane::{ControlPlane, ControlPlaneHandle};
 
 /// How long CRDs may take to become Established.
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long reopening the data directory of a control plane that just stopped may take.
+const REOPEN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Reaching a cluster failed.
 #[derive(Debug, thiserror::Error)]
@@ -102,15 +105,23 @@ impl Cluster {
             path: dir.clone(),
             source,
         })?;
-        let handle = ControlPlane::builder()
-            .data_dir(&dir)
-            .port(port)
-            .start()
-            .await
-            .map_err(|e| ClusterError::StartEmbedded {
-                path: dir.clone(),
-                message: e.to_string(),
-            })?;
+        // The database of a control plane stopped a moment ago (in this process) is released
+        // once its last tasks have ended: retry opening it for a short while.
+        let deadline = tokio::time::Instant::now() + REOPEN_TIMEOUT;
+        let handle = loop {
+            match ControlPlane::builder().data_dir(&dir).port(port).start().await {
+                Ok(handle) => break handle,
+                Err(StartError::Storage(_)) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => {
+                    return Err(ClusterError::StartEmbedded {
+                        path: dir.clone(),
+                        message: e.to_string(),
+                    });
+                }
+            }
+        };
         let kubeconfig = dir.join("admin.kubeconfig");
         let client = client_from_file(&kubeconfig).await?;
         Ok(Self {
@@ -118,6 +129,29 @@ impl Cluster {
             kubeconfig: Some(kubeconfig),
             embedded: Some(handle),
         })
+    }
+
+    /// Starts an embedded control plane in `dir` on `port`, or — when `port` is `None` — on the
+    /// port it used last time (read from `dir/admin.kubeconfig`), so that kubeconfigs handed out
+    /// earlier (bootstrap kubeconfigs, the ManagedCluster's URL) keep working across restarts;
+    /// on a free port when there was no last time or that port is taken now.
+    ///
+    /// # Errors
+    /// The directory could not be created or the server did not start.
+    pub async fn embedded_on_previous_port(dir: &Path, port: Option<u16>) -> Result<Self, ClusterError> {
+        if let Some(port) = port {
+            return Self::embedded(dir, port).await;
+        }
+        match previous_port(dir) {
+            Some(previous) => match Self::embedded(dir, previous).await {
+                Ok(cluster) => Ok(cluster),
+                Err(error) => {
+                    tracing::warn!(%error, port = previous, "the previous port is not available; using a free one");
+                    Self::embedded(dir, 0).await
+                }
+            },
+            None => Self::embedded(dir, 0).await,
+        }
     }
 
     /// An admin client of the cluster.
@@ -162,13 +196,76 @@ impl Cluster {
         Ok(ocm_core::crds::install(&self.client, crds, CRD_TIMEOUT).await?)
     }
 
+    /// The API server URL and the CA (PEM) that signs its serving certificate: what a bootstrap
+    /// kubeconfig for this cluster needs.
+    ///
+    /// # Errors
+    /// The kubeconfig names no server or no CA.
+    pub fn server_and_ca(&self) -> Result<(String, String), ClusterError> {
+        if let Some(handle) = &self.embedded {
+            return Ok((handle.url().to_string(), handle.credentials().ca_pem.clone()));
+        }
+        let path = self
+            .kubeconfig
+            .clone()
+            .or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".kube/config")
+            });
+        let error = |message: &str| ClusterError::LoadKubeconfig {
+            path: path.display().to_string(),
+            message: message.to_string(),
+        };
+        let kubeconfig = kube::config::Kubeconfig::read_from(&path).map_err(|e| error(&e.to_string()))?;
+        let context = kubeconfig.current_context.as_deref().unwrap_or_default();
+        let cluster_name = kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref())
+            .map(|c| c.cluster.clone())
+            .ok_or_else(|| error("no current context"))?;
+        let cluster = kubeconfig
+            .clusters
+            .iter()
+            .find(|c| c.name == cluster_name)
+            .and_then(|c| c.cluster.clone())
+            .ok_or_else(|| error("the current context names no cluster"))?;
+        let server = cluster.server.ok_or_else(|| error("the cluster has no server"))?;
+        let ca = if let Some(data) = cluster.certificate_authority_data {
+            // k8s-openapi's ByteString decodes base64.
+            let bytes: k8s_openapi::ByteString = serde_json::from_value(serde_json::Value::String(data))
+                .map_err(|e| error(&format!("certificate-authority-data: {e}")))?;
+            String::from_utf8(bytes.0).map_err(|e| error(&format!("certificate-authority-data: {e}")))?
+        } else if let Some(file) = cluster.certificate_authority {
+            std::fs::read_to_string(&file).map_err(|e| error(&format!("reading {file}: {e}")))?
+        } else {
+            return Err(error("the cluster names no certificate authority"));
+        };
+        Ok((server, ca))
+    }
+
     /// Stops the embedded control plane (if any), letting requests in flight finish for up to
-    /// `grace`.
+    /// `grace`. The client is dropped first, so that its pooled connections close and the data
+    /// directory's database is released: the same directory can be opened again at once.
     pub async fn stop(self, grace: Duration) {
-        if let Some(handle) = self.embedded {
+        let Self { client, embedded, .. } = self;
+        drop(client);
+        if let Some(handle) = embedded {
             handle.shutdown_gracefully(grace).await;
+            // Let the aborted tasks of the control plane end (and release the database).
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
         }
     }
+}
+
+/// The port of the server named by `dir/admin.kubeconfig`, if there is one.
+pub fn previous_port(dir: &Path) -> Option<u16> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(dir.join("admin.kubeconfig")).ok()?;
+    let server = kubeconfig.clusters.first()?.cluster.as_ref()?.server.clone()?;
+    server.rsplit_once(':')?.1.trim_end_matches('/').parse().ok()
 }
 
 /// A client for the cluster and user of the kubeconfig at `path`.
@@ -210,6 +307,29 @@ mod tests {
             .unwrap();
         assert!(ocm_core::crds::is_established(&crd));
         cluster.stop(Duration::from_millis(100)).await;
+    }
+
+    #[tokio::test]
+    async fn an_embedded_cluster_restarts_on_the_same_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = Cluster::embedded(dir.path(), 0).await.unwrap();
+        let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(cluster.client());
+        api.list(&Default::default()).await.unwrap();
+        let (server, ca) = cluster.server_and_ca().unwrap();
+        assert!(server.starts_with("https://127.0.0.1:"), "{server}");
+        assert!(ca.contains("BEGIN CERTIFICATE"));
+        cluster.stop(Duration::from_millis(100)).await;
+        let port = previous_port(dir.path()).unwrap();
+        assert!(server.ends_with(&format!(":{port}")), "{server}");
+        let again = Cluster::embedded_on_previous_port(dir.path(), None)
+            .await
+            .unwrap();
+        assert_eq!(again.embedded_handle().unwrap().addr().port(), port);
+        let by_file = Cluster::connect(again.kubeconfig_path()).await.unwrap();
+        let (file_server, file_ca) = by_file.server_and_ca().unwrap();
+        assert_eq!(file_server, again.embedded_handle().unwrap().url());
+        assert_eq!(file_ca, ca);
+        again.stop(Duration::from_millis(100)).await;
     }
 
     #[tokio::test]

@@ -23,6 +23,12 @@ pub enum FlagError {
         /// The gates the component knows, comma-separated.
         known: String,
     },
+    /// A duration is not a number followed by `s`, `m`, `h` or `d`.
+    #[error("{value:?} is not a duration such as 90s, 30m, 24h or 7d")]
+    ParseDuration {
+        /// The value.
+        value: String,
+    },
     /// A `key=value` entry has no `=` or an empty key.
     #[error("--{flag}: {entry:?} is not key=value")]
     ParseKeyValue {
@@ -106,6 +112,33 @@ pub fn key_values(flag: &'static str, entries: &[String]) -> Result<BTreeMap<Str
     Ok(map)
 }
 
+/// A duration written as a whole number with a unit: `90s`, `30m`, `24h`, `7d` (seconds when
+/// the unit is left out).
+///
+/// # Errors
+/// The value is not of that form.
+pub fn duration(value: &str) -> Result<std::time::Duration, FlagError> {
+    let error = || FlagError::ParseDuration {
+        value: value.to_string(),
+    };
+    let value = value.trim();
+    let (number, unit) = match value.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => value.split_at(at),
+        None => (value, "s"),
+    };
+    let number: u64 = number.parse().map_err(|_| error())?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(error()),
+    };
+    Ok(std::time::Duration::from_secs(
+        number.checked_mul(seconds).ok_or_else(error)?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +173,19 @@ mod tests {
             err.to_string().contains("unknown feature gate \"ClusterClaim\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn durations_take_a_unit() {
+        use std::time::Duration;
+        assert_eq!(duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(duration("24h").unwrap(), Duration::from_secs(86_400));
+        assert_eq!(duration("2d").unwrap(), Duration::from_secs(172_800));
+        assert_eq!(duration("15").unwrap(), Duration::from_secs(15));
+        assert!(duration("1w").is_err());
+        assert!(duration("h").is_err());
+        assert!(duration("-1s").is_err());
     }
 
     #[test]

@@ -8,11 +8,17 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cluster`] | the cluster a process talks to: a kubeconfig's, or an embedded control plane (`--embedded DIR`) |
+//! | [`hub`] | the `hub` binary: flags, set-up, controllers, `get-token` |
+//! | [`klusterlet`] | the `klusterlet` binary: flags, the registration agent, `--unjoin` |
+//! | [`quickstart`] | the `quickstart` binary: an embedded hub and managed cluster joined step by step |
 //! | [`flags`] | `--feature-gates` and `key=value` flags parsed as upstream's components parse them |
 //! | [`process`] | logging set-up and the shutdown signal |
 //! | [`serving`] | `/healthz`, `/readyz` and `/metrics` over HTTP |
 
 pub mod cluster;
 pub mod flags;
+pub mod hub;
+pub mod klusterlet;
 pub mod process;
+pub mod quickstart;
 pub mod serving;

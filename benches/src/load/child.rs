@@ -44,6 +44,15 @@ impl ChildServer {
     /// Starts `binary serve --data-dir <fresh temp dir> --port 0` (the temporary directory under
     /// `parent` when given) and waits until it answers `/version`.
     pub async fn spawn(binary: &Path, parent: Option<&Path>) -> Result<Self, LoadError> {
+        Self::spawn_with_args(binary, parent, &[]).await
+    }
+
+    /// [`Self::spawn`] with `extra` arguments after the harness's own (e.g. `--audit-log-path`).
+    pub async fn spawn_with_args(
+        binary: &Path,
+        parent: Option<&Path>,
+        extra: &[std::ffi::OsString],
+    ) -> Result<Self, LoadError> {
         let spawn_err = |message: String| LoadError::SpawnServer {
             binary: binary.display().to_string(),
             message,
@@ -68,6 +77,7 @@ impl ChildServer {
             .arg("--data-dir")
             .arg(&data_dir)
             .args(["--port", "0", "--bind", "127.0.0.1", "--log-level", "warn"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))
@@ -129,6 +139,11 @@ impl ChildServer {
             binary: self.binary.display().to_string(),
             message,
         }
+    }
+
+    /// The child's `admin.kubeconfig`.
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
     }
 
     /// The process id (for `/proc/<pid>/status`).

@@ -60,24 +60,10 @@ fn random_uuid() -> String {
     )
 }
 
-/// A client from a kubeconfig file whose certificate paths are relative to its directory.
+/// A client from the kubeconfig of the hub-kubeconfig directory `dir` (certificate paths relative
+/// to it).
 pub(crate) async fn client_from_dir(dir: &Path) -> Result<kube::Client, AgentError> {
-    let err = |e: String| AgentError::BuildHubClient(e);
-    let mut kc = kube::config::Kubeconfig::read_from(dir.join(secrets::keys::KUBECONFIG))
-        .map_err(|e| err(e.to_string()))?;
-    for user in &mut kc.auth_infos {
-        if let Some(info) = user.auth_info.as_mut() {
-            for path in [&mut info.client_certificate, &mut info.client_key]
-                .into_iter()
-                .flatten()
-            {
-                if Path::new(path.as_str()).is_relative() {
-                    *path = dir.join(path.as_str()).to_string_lossy().into_owned();
-                }
-            }
-        }
-    }
-    client_from_kubeconfig(kc).await
+    client_from_kubeconfig(kubeconfig::read_hub_kubeconfig(dir)?).await
 }
 
 async fn client_from_kubeconfig(kc: kube::config::Kubeconfig) -> Result<kube::Client, AgentError> {

@@ -1,7 +1,12 @@
-//! The hub kubeconfig: building it from the bootstrap kubeconfig (ocm-core.md §1.6) and deciding
-//! whether the one on disk is still valid (§1.3).
+//! The hub kubeconfig: building it from the bootstrap kubeconfig (ocm-core.md §1.6), reading it
+//! back from the hub-kubeconfig directory, and deciding whether the one on disk is still valid
+//! (§1.3).
+//!
+//! The kubeconfig names its certificate and key by paths relative to its directory (`tls.crt`,
+//! `tls.key`), as upstream's does; [`read_hub_kubeconfig`] resolves them exactly once, against the
+//! directory made absolute, so a relative `--hub-kubeconfig-dir` works from any working directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kube::config::{AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
 use ocm_api::names::{secrets, subjects};
@@ -30,7 +35,10 @@ pub(crate) fn hub_kubeconfig(bootstrap: &Kubeconfig) -> Result<String, AgentErro
     let cluster = Cluster {
         server: cluster.server,
         insecure_skip_tls_verify: Some(false),
-        certificate_authority: cluster.certificate_authority,
+        // Absolute, since the file is read from another directory than the bootstrap kubeconfig.
+        certificate_authority: cluster
+            .certificate_authority
+            .map(|path| absolute(Path::new(&path)).to_string_lossy().into_owned()),
         certificate_authority_data: cluster.certificate_authority_data,
         proxy_url: cluster.proxy_url,
         ..Default::default()
@@ -68,6 +76,30 @@ pub(crate) fn hub_kubeconfig(bootstrap: &Kubeconfig) -> Result<String, AgentErro
     serde_json::to_string(&kc).map_err(|e| AgentError::SerializeKubeconfig(e.to_string()))
 }
 
+/// `path` made absolute against the working directory (unchanged when that fails).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Whether two optional file paths of kubeconfigs name the same file (compared absolute).
+fn same_file(a: Option<&String>, b: Option<&String>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => absolute(Path::new(a)) == absolute(Path::new(b)),
+        (a, b) => a == b,
+    }
+}
+
+/// Reads `<dir>/kubeconfig` with its relative file paths (certificate, key, CA) resolved against
+/// `dir` made absolute: `tls.crt` becomes `/abs/dir/tls.crt`, never `dir/dir/tls.crt`.
+///
+/// # Errors
+/// [`AgentError::BuildHubClient`] when the file cannot be read or parsed.
+pub fn read_hub_kubeconfig(dir: &Path) -> Result<Kubeconfig, AgentError> {
+    let path = absolute(dir).join(secrets::keys::KUBECONFIG);
+    Kubeconfig::read_from(&path)
+        .map_err(|e| AgentError::BuildHubClient(format!("reading {}: {e}", path.display())))
+}
+
 /// What the validity check reads from the hub-kubeconfig directory.
 #[derive(Debug, Default)]
 pub struct HubKubeconfigFiles {
@@ -83,7 +115,7 @@ impl HubKubeconfigFiles {
     /// Reads the files of `dir`; missing or unreadable files are `None`/false.
     pub fn read(dir: &Path) -> Self {
         Self {
-            kubeconfig: Kubeconfig::read_from(dir.join(secrets::keys::KUBECONFIG)).ok(),
+            kubeconfig: read_hub_kubeconfig(dir).ok(),
             has_key: dir.join(secrets::keys::TLS_KEY).is_file(),
             cert_pem: std::fs::read(dir.join(secrets::keys::TLS_CERT)).ok(),
         }
@@ -120,7 +152,10 @@ pub fn hub_kubeconfig_valid(
     };
     if hub_cluster.server != boot_cluster.server
         || hub_cluster.proxy_url != boot_cluster.proxy_url
-        || hub_cluster.certificate_authority != boot_cluster.certificate_authority
+        || !same_file(
+            hub_cluster.certificate_authority.as_ref(),
+            boot_cluster.certificate_authority.as_ref(),
+        )
         || hub_cluster.certificate_authority_data != boot_cluster.certificate_authority_data
         || hub_name != boot_name
     {
@@ -276,5 +311,66 @@ mod tests {
             None,
             now()
         ));
+    }
+
+    /// `path` (absolute) as a path relative to the working directory.
+    fn relative_to_cwd(path: &Path) -> PathBuf {
+        let cwd = std::env::current_dir().unwrap();
+        let mut relative = PathBuf::new();
+        for _ in cwd.components().skip(1) {
+            relative.push("..");
+        }
+        relative.join(path.strip_prefix("/").unwrap())
+    }
+
+    #[test]
+    fn a_relative_hub_kubeconfig_dir_resolves_the_certificate_paths_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = relative_to_cwd(tmp.path());
+        assert!(dir.is_relative());
+        std::fs::write(dir.join("kubeconfig"), hub_kubeconfig(&bootstrap()).unwrap()).unwrap();
+        std::fs::write(dir.join("tls.crt"), cert("system:open-cluster-management:c1:a1")).unwrap();
+        std::fs::write(dir.join("tls.key"), "key").unwrap();
+        let kc = read_hub_kubeconfig(&dir).unwrap();
+        let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
+        let cert_path = PathBuf::from(user.client_certificate.as_deref().unwrap());
+        assert_eq!(cert_path, std::path::absolute(&dir).unwrap().join("tls.crt"));
+        assert!(cert_path.is_file(), "{}", cert_path.display());
+        let key_path = PathBuf::from(user.client_key.as_deref().unwrap());
+        assert!(key_path.is_file(), "{}", key_path.display());
+        assert!(hub_kubeconfig_valid(
+            &HubKubeconfigFiles::read(&dir),
+            &bootstrap(),
+            Some("c1"),
+            Some("a1"),
+            now()
+        ));
+    }
+
+    #[test]
+    fn a_relative_bootstrap_ca_file_stays_valid_from_the_hub_kubeconfig_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = relative_to_cwd(tmp.path());
+        std::fs::create_dir_all(root.join("boot")).unwrap();
+        std::fs::create_dir_all(root.join("hub")).unwrap();
+        std::fs::write(root.join("boot/ca.crt"), cert("ca")).unwrap();
+        std::fs::write(
+            root.join("boot/bootstrap.kubeconfig"),
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: https://hub:6443\n    certificate-authority: ca.crt\ncontexts:\n- name: b\n  context:\n    cluster: hub\n    user: b\ncurrent-context: b\nusers:\n- name: b\n  user:\n    token: x\n",
+        )
+        .unwrap();
+        let boot = Kubeconfig::read_from(root.join("boot/bootstrap.kubeconfig")).unwrap();
+        let hub_dir = root.join("hub");
+        std::fs::write(hub_dir.join("kubeconfig"), hub_kubeconfig(&boot).unwrap()).unwrap();
+        std::fs::write(
+            hub_dir.join("tls.crt"),
+            cert("system:open-cluster-management:c1:a1"),
+        )
+        .unwrap();
+        std::fs::write(hub_dir.join("tls.key"), "key").unwrap();
+        let files = HubKubeconfigFiles::read(&hub_dir);
+        let (_, cluster) = current_cluster(files.kubeconfig.as_ref().unwrap()).unwrap();
+        assert!(Path::new(cluster.certificate_authority.as_deref().unwrap()).is_file());
+        assert!(hub_kubeconfig_valid(&files, &boot, Some("c1"), Some("a1"), now()));
     }
 }

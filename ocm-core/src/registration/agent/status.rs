@@ -128,9 +128,35 @@ struct StatusState {
     first_failure: Option<tokio::time::Instant>,
 }
 
-/// One round: compute the new status and patch it when it changed. Returns whether later work
-/// was skipped because an API-server failure is still within its grace (requeue sooner).
-async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<bool, AgentError> {
+/// What a status round found, which decides how soon the next one runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Round {
+    /// The status was reported (or was already current).
+    Reported,
+    /// The ManagedCluster does not exist yet or the hub has not accepted it: nothing was
+    /// reported, and Joined should follow acceptance quickly.
+    NotAccepted,
+    /// The API server is failing but still within [`UNAVAILABLE_GRACE`]: later work was skipped.
+    FailureInGrace,
+}
+
+/// How long the status loop waits after a round (`None`: the round failed): the health-check
+/// period after a report; the poll period while the cluster waits for acceptance, so that it
+/// reports Joined soon after the hub accepts it instead of a whole period later; 5 s while an
+/// API-server failure is in its grace; the poll period (at least 1 s) after an error. Never more
+/// than the health-check period.
+pub fn wait_after(round: Option<Round>, healthcheck_period: Duration, poll_period: Duration) -> Duration {
+    let wait = match round {
+        Some(Round::Reported) => healthcheck_period,
+        Some(Round::NotAccepted) => poll_period,
+        Some(Round::FailureInGrace) => Duration::from_secs(5),
+        None => poll_period.max(Duration::from_secs(1)),
+    };
+    wait.min(healthcheck_period)
+}
+
+/// One round: compute the new status and patch it when it changed.
+async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<Round, AgentError> {
     let api: Api<ManagedCluster> = Api::all(hub.clone());
     let Some(cluster) = api
         .get_opt(&agent.cluster)
@@ -140,7 +166,7 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
             source,
         })?
     else {
-        return Ok(false);
+        return Ok(Round::NotAccepted);
     };
     let old = cluster.status.clone().unwrap_or_default();
     let mut new = old.clone();
@@ -150,7 +176,7 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
         managed_cluster::HUB_ACCEPTED,
     ) {
         tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted");
-        return Ok(false);
+        return Ok(Round::NotAccepted);
     }
     new.conditions.set_condition(Condition::new(
         managed_cluster::JOINED,
@@ -235,7 +261,11 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
             publish_available_event(agent, hub, &new).await;
         }
     }
-    Ok(skipped)
+    Ok(if skipped {
+        Round::FailureInGrace
+    } else {
+        Round::Reported
+    })
 }
 
 /// Records the change of Available as an `events.k8s.io` Event in the cluster namespace on the
@@ -306,23 +336,33 @@ async fn patch_status(
     Ok(())
 }
 
-/// Reports the status every health-check period (5 s while an API-server failure is in its
-/// grace). Returns only when the hub kubeconfig becomes invalid.
+/// Reports the status every health-check period (sooner while the cluster waits for acceptance
+/// or an API-server failure is in its grace: see [`wait_after`]). Returns only when the hub
+/// kubeconfig becomes invalid.
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut state = StatusState::default();
     loop {
         let hub = agent.hub_client().await?;
         let result = sync(agent, &hub, &mut state).await;
         agent.metrics.reconciled(CONTROLLER, result.is_ok());
-        let wait = match result {
-            Ok(true) => Duration::from_secs(5),
-            Ok(false) => agent.options.cluster_healthcheck_period,
+        let round = match result {
+            Ok(round) => Some(round),
+            // A 409 Conflict is a routine race with the hub's writers; the next round retries.
+            Err(e) if crate::registration::hub::is_conflict(&e) => {
+                tracing::debug!(cluster = %agent.cluster, error = %e, "status sync failed");
+                None
+            }
             Err(e) => {
                 tracing::warn!(cluster = %agent.cluster, error = %e, "status sync failed");
-                agent.options.poll_period.max(Duration::from_secs(1))
+                None
             }
         };
-        tokio::time::sleep(wait.min(agent.options.cluster_healthcheck_period)).await;
+        tokio::time::sleep(wait_after(
+            round,
+            agent.options.cluster_healthcheck_period,
+            agent.options.poll_period,
+        ))
+        .await;
     }
 }
 
@@ -368,6 +408,45 @@ mod tests {
         assert!(!failure_persisted(first, tokio::time::Instant::now()));
         tokio::time::advance(Duration::from_secs(1)).await;
         assert!(failure_persisted(first, tokio::time::Instant::now()));
+    }
+
+    #[test]
+    fn a_cluster_waiting_for_acceptance_is_looked_at_again_within_the_poll_period() {
+        let s = Duration::from_secs;
+        let (period, poll) = (s(60), s(1));
+        assert_eq!(wait_after(Some(Round::Reported), period, poll), s(60));
+        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll), s(1));
+        assert_eq!(wait_after(Some(Round::FailureInGrace), period, poll), s(5));
+        assert_eq!(wait_after(None, period, Duration::from_millis(200)), s(1));
+        // Never longer than the period itself.
+        assert_eq!(wait_after(Some(Round::NotAccepted), s(1), s(3)), s(1));
+        assert_eq!(wait_after(Some(Round::FailureInGrace), s(2), poll), s(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn joined_follows_acceptance_within_a_poll_period_not_a_health_check_period() {
+        // The loop's timing on paused time: rounds until the hub accepts at t = 7 s, then one
+        // report. Without the shorter wait the report would come at the next 60 s round.
+        let (period, poll) = (Duration::from_secs(60), Duration::from_secs(1));
+        let start = tokio::time::Instant::now();
+        let accepted_at = start + Duration::from_secs(7);
+        let reported_at = loop {
+            let now = tokio::time::Instant::now();
+            let round = if now >= accepted_at {
+                Round::Reported
+            } else {
+                Round::NotAccepted
+            };
+            if round == Round::Reported {
+                break now;
+            }
+            tokio::time::sleep(wait_after(Some(round), period, poll)).await;
+        };
+        assert!(
+            reported_at - accepted_at <= poll,
+            "reported {:?} after acceptance",
+            reported_at - accepted_at
+        );
     }
 
     #[test]

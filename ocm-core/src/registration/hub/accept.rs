@@ -150,7 +150,11 @@ fn cluster_of<K: ResourceExt>(object: K) -> Option<ObjectRef<ManagedCluster>> {
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &AcceptError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    tracing::warn!(cluster = %cluster.name_any(), %error, "reconciling ManagedCluster failed");
+    if super::is_conflict(error) {
+        tracing::debug!(cluster = %cluster.name_any(), %error, "reconciling ManagedCluster failed");
+    } else {
+        tracing::warn!(cluster = %cluster.name_any(), %error, "reconciling ManagedCluster failed");
+    }
     Action::requeue(ctx.backoff.failed(&cluster.name_any()))
 }
 

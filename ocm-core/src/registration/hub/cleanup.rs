@@ -317,7 +317,11 @@ async fn clean_removed(name: &str, ctx: &Context) {
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &CleanupError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    tracing::warn!(cluster = %cluster.name_any(), %error, "resource cleanup failed");
+    if super::is_conflict(error) {
+        tracing::debug!(cluster = %cluster.name_any(), %error, "resource cleanup failed");
+    } else {
+        tracing::warn!(cluster = %cluster.name_any(), %error, "resource cleanup failed");
+    }
     Action::requeue(ctx.options.requeue)
 }
 

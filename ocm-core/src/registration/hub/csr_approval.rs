@@ -164,7 +164,11 @@ pub async fn run(
 
 fn error_policy(csr: Arc<CertificateSigningRequest>, error: &CsrApprovalError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    tracing::warn!(csr = %csr.name_any(), %error, "approving CSR failed");
+    if super::is_conflict(error) {
+        tracing::debug!(csr = %csr.name_any(), %error, "approving CSR failed");
+    } else {
+        tracing::warn!(csr = %csr.name_any(), %error, "approving CSR failed");
+    }
     Action::requeue(ctx.backoff.failed(&csr.name_any()))
 }
 

@@ -174,6 +174,22 @@ pub(crate) fn is_not_found<T>(result: &Result<T, kube::Error>) -> bool {
     matches!(result, Err(kube::Error::Api(status)) if status.code == 404)
 }
 
+/// Whether `error` or one of its sources is a 409 Conflict: a routine race with another writer
+/// (the object changed since it was read) that the retry resolves, so it is logged at debug level
+/// rather than as a warning.
+pub(crate) fn is_conflict(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>()
+            && status.code == 409
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
 /// A recorder of the hub's events.
 pub(crate) fn recorder(client: &kube::Client) -> Recorder {
     Recorder::new(
@@ -250,6 +266,27 @@ pub(crate) fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conflicts_are_found_through_error_sources() {
+        let status = |code: u16| {
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                ..kube::core::Status::default()
+            }))
+        };
+        let conflict = taint::TaintError::PatchTaints {
+            cluster: "c1".into(),
+            source: status(409),
+        };
+        assert!(is_conflict(&conflict));
+        assert!(is_conflict(&status(409)));
+        let not_found = taint::TaintError::PatchTaints {
+            cluster: "c1".into(),
+            source: status(404),
+        };
+        assert!(!is_conflict(&not_found));
+    }
 
     #[test]
     fn backoff_doubles_caps_and_resets() {

@@ -21,16 +21,28 @@ pub(super) async fn reconcile_cluster(
     if cluster.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    if ctx.options.default_sets && needs_default_label(cluster.labels()) {
-        let patch = json!({"metadata": {"labels": {CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET}}});
-        Api::<ManagedCluster>::all(ctx.client.clone())
+    if ctx.options.default_sets
+        && let Some(patch) = default_label_patch(&cluster)
+    {
+        let result = Api::<ManagedCluster>::all(ctx.client.clone())
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| ClusterSetError::LabelCluster {
-                cluster: name.clone(),
-                source,
-            })?;
-        // The label change brings the cluster back with its new labels.
+            .await;
+        match result {
+            // The label change brings the cluster back with its new labels.
+            Ok(_) => {}
+            // The cached copy was stale: the cluster changed since (perhaps labelled already);
+            // its newer version comes back through the watch.
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                tracing::debug!(cluster = %name, "cluster changed since it was cached; not labelling");
+            }
+            Err(source) => {
+                return Err(ClusterSetError::LabelCluster {
+                    cluster: name.clone(),
+                    source,
+                });
+            }
+        }
+        ctx.metrics.reconciled("managednamespace", true);
         return Ok(Action::await_change());
     }
     ctx.sets

@@ -1,14 +1,17 @@
 //! ManagedClusterSets and ManagedClusterSetBindings (ocm-core.md §2.6, §2.7).
 //!
 //! [`run`] keeps caches of clusters and sets and drives four loops:
-//! - set status: `ClusterSetEmpty` of every set, recomputed when a set or any cluster changes;
+//! - set status: `ClusterSetEmpty` of every set, recomputed when a set changes or a cluster
+//!   comes, goes or changes its labels;
 //! - default sets (when [`ClusterSetOptions::default_sets`]): the `default` set
 //!   (`ExclusiveClusterSetLabel`) and the `global` set (`LabelSelector {}`) exist, their
 //!   `spec.clusterSelector` is reverted when edited unless the set is annotated
 //!   `cluster.open-cluster-management.io/autoupdate: "false"`, and clusters without a cluster-set
 //!   label (or with an empty one) get `cluster.open-cluster-management.io/clusterset=default`
 //!   (upstream's mutating webhook does this; we have none);
-//! - managed namespaces: each cluster's `status.managedNamespaces` from the sets that select it;
+//! - managed namespaces: each cluster's `status.managedNamespaces` from the sets that select it,
+//!   for a changed cluster, and for every cluster when a set's spec changes or a set comes or
+//!   goes (not when only a set's status changes: see `changes`);
 //! - bindings: `Bound` of every ManagedClusterSetBinding, re-evaluated when sets come and go.
 
 use std::collections::BTreeMap;
@@ -38,6 +41,7 @@ use serde_json::json;
 use crate::metrics::ControllerMetrics;
 
 mod binding;
+mod changes;
 mod cluster;
 mod sets;
 
@@ -173,6 +177,20 @@ pub fn needs_default_label(labels: &BTreeMap<String, String>) -> bool {
     labels.get(CLUSTER_SET_LABEL).is_none_or(String::is_empty)
 }
 
+/// The merge patch that gives `cluster` the default set label, if it lacks one: it carries the
+/// cluster's `resourceVersion` as a precondition, so a cluster that was labelled after the cached
+/// copy was taken is not written again (the server answers 409 Conflict instead).
+#[must_use]
+pub fn default_label_patch(cluster: &ManagedCluster) -> Option<serde_json::Value> {
+    if !needs_default_label(cluster.labels()) {
+        return None;
+    }
+    Some(json!({"metadata": {
+        "resourceVersion": cluster.metadata.resource_version,
+        "labels": {CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET},
+    }}))
+}
+
 /// The managed namespaces of a cluster with `labels`: the `spec.managedNamespaces` of every
 /// non-deleting set selecting it, sorted by set then namespace. Conditions of entries already in
 /// `current` are kept. Sets whose selector is invalid are skipped.
@@ -237,21 +255,34 @@ pub async fn run(
     let clusters: Api<ManagedCluster> = Api::all(client.clone());
     let bindings: Api<ManagedClusterSetBinding> = Api::all(client.clone());
 
-    // Caches of clusters and sets; each change, once cached, re-evaluates every object of the
-    // other kind (a label change may move a cluster between any two sets).
+    // Caches of clusters and sets. A change of one kind re-evaluates every object of the other
+    // kind (a label change may move a cluster between any two sets) only when it can matter:
+    // a cluster's labels or a set's spec changed, or an object came or went (see `changes`).
     let (cluster_cache, cluster_writer) = reflector::store::<ManagedCluster>();
+    let mut cluster_filter = changes::ChangeFilter::default();
     let cluster_changes = reflector(
         cluster_writer,
         watcher(clusters.clone(), watcher::Config::default()),
     )
     .default_backoff()
-    .touched_objects()
-    .filter_map(|event| futures::future::ready(event.ok().map(|_| ())));
+    .filter_map(move |event| {
+        futures::future::ready(
+            event
+                .ok()
+                .and_then(|event| cluster_filter.matters(&event).then_some(())),
+        )
+    });
     let (set_cache, set_writer) = reflector::store::<ManagedClusterSet>();
+    let mut set_filter = changes::ChangeFilter::default();
     let set_changes = reflector(set_writer, watcher(sets.clone(), watcher::Config::default()))
         .default_backoff()
-        .touched_objects()
-        .filter_map(|event| futures::future::ready(event.ok().map(|_| ())));
+        .filter_map(move |event| {
+            futures::future::ready(
+                event
+                    .ok()
+                    .and_then(|event| set_filter.matters(&event).then_some(())),
+            )
+        });
 
     let ctx = Arc::new(Context {
         recorder: kube::runtime::events::Recorder::new(
@@ -378,6 +409,22 @@ mod tests {
         );
         assert!(selects(&by_label, &labels(&[("vendor", "OpenShift")])).unwrap());
         assert!(!selects(&by_label, &labels(&[("vendor", "EKS")])).unwrap());
+    }
+
+    #[test]
+    fn the_default_label_patch_is_conditional_on_the_seen_version() {
+        let mut cluster = ManagedCluster::new("c1", Default::default());
+        cluster.metadata.resource_version = Some("42".into());
+        let patch = default_label_patch(&cluster).unwrap();
+        assert_eq!(patch["metadata"]["resourceVersion"], "42");
+        assert_eq!(
+            patch["metadata"]["labels"][CLUSTER_SET_LABEL],
+            DEFAULT_CLUSTER_SET
+        );
+        cluster
+            .labels_mut()
+            .insert(CLUSTER_SET_LABEL.into(), "dev".into());
+        assert_eq!(default_label_patch(&cluster), None);
     }
 
     #[test]

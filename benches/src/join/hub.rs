@@ -1,0 +1,197 @@
+//! The hub: a fresh `ocm-controlplane` (a child process when the binary is found, else in this
+//! process) writing an audit log, with the OCM CRDs installed, the bootstrap RBAC applied and a
+//! bootstrap kubeconfig for the agents.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::Engine;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::PostParams;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config};
+use ocm_controlplane::{ControlPlane, ControlPlaneHandle};
+
+use super::{JoinError, api_error};
+use crate::load::LoadError;
+use crate::load::child::{ChildServer, find_server_binary};
+
+/// The user of the bootstrap kubeconfig (the ServiceAccount `clusteradm get token` uses).
+pub const BOOTSTRAP_USER: &str = "system:serviceaccount:open-cluster-management:cluster-bootstrap";
+
+/// How long CRDs may take to become Established.
+const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+
+enum Server {
+    Child(ChildServer),
+    InProcess(ControlPlaneHandle),
+}
+
+/// A running hub.
+pub struct Hub {
+    server: Server,
+    /// An admin client.
+    pub client: Client,
+    /// `https://127.0.0.1:port`.
+    pub url: String,
+    /// The serving CA (PEM).
+    pub ca_pem: String,
+    /// The admin kubeconfig file (for the controllers' child process).
+    pub admin_kubeconfig: PathBuf,
+    /// The audit log: one JSON line per request.
+    pub audit_log: PathBuf,
+}
+
+impl Hub {
+    /// Starts a hub with its files under `dir`: the child process when `binary` (or the
+    /// `ocm-controlplane` next to this executable) exists and `in_process` is false, else an
+    /// in-process server on `server_runtime`.
+    pub async fn start(
+        dir: &Path,
+        binary: Option<&Path>,
+        in_process: bool,
+        server_runtime: &tokio::runtime::Handle,
+    ) -> Result<Self, JoinError> {
+        let audit_log = dir.join("hub-audit.log");
+        let binary = if in_process {
+            None
+        } else {
+            find_server_binary(binary)
+        };
+        let (server, admin_kubeconfig) = match binary {
+            Some(binary) => {
+                let extra = ["--audit-log-path".into(), audit_log.clone().into_os_string()];
+                let child = ChildServer::spawn_with_args(&binary, Some(dir), &extra).await?;
+                let path = child.kubeconfig_path().to_path_buf();
+                (Server::Child(child), path)
+            }
+            None => {
+                let builder = ControlPlane::builder().audit_log(Some(audit_log.clone()));
+                let handle = server_runtime
+                    .spawn(async move { builder.start().await })
+                    .await
+                    .map_err(|e| LoadError::StartServer(e.to_string()))?
+                    .map_err(|e| LoadError::StartServer(e.to_string()))?;
+                let path = dir.join("hub-admin.kubeconfig");
+                std::fs::write(&path, handle.admin_kubeconfig()).map_err(|source| JoinError::File {
+                    what: "writing",
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                (Server::InProcess(handle), path)
+            }
+        };
+        let kubeconfig = Kubeconfig::read_from(&admin_kubeconfig).map_err(|e| LoadError::ReadKubeconfig {
+            path: admin_kubeconfig.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let cluster = kubeconfig
+            .clusters
+            .first()
+            .and_then(|c| c.cluster.clone())
+            .ok_or_else(|| JoinError::PrepareHub("the admin kubeconfig names no cluster".into()))?;
+        let url = cluster.server.clone().unwrap_or_default();
+        let ca_pem = cluster
+            .certificate_authority_data
+            .as_deref()
+            .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
+            .and_then(|pem| String::from_utf8(pem).ok())
+            .ok_or_else(|| JoinError::PrepareHub("the admin kubeconfig has no CA data".into()))?;
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| LoadError::ReadKubeconfig {
+                path: admin_kubeconfig.display().to_string(),
+                message: e.to_string(),
+            })?;
+        let client = Client::try_from(config).map_err(|e| LoadError::BuildClient(e.to_string()))?;
+        Ok(Self {
+            server,
+            client,
+            url,
+            ca_pem,
+            admin_kubeconfig,
+            audit_log,
+        })
+    }
+
+    /// The hub's process id when it runs as a child (its memory is then its own).
+    pub fn pid(&self) -> Option<u32> {
+        match &self.server {
+            Server::Child(child) => Some(child.pid()),
+            Server::InProcess(_) => None,
+        }
+    }
+
+    /// What the report calls the hub.
+    pub fn description(&self) -> String {
+        match &self.server {
+            Server::Child(child) => format!(
+                "ocm-controlplane serve, child process {} (redb in a fresh data dir)",
+                child.pid()
+            ),
+            Server::InProcess(_) => "embedded ocm-controlplane in the harness process (in memory)".into(),
+        }
+    }
+
+    /// Installs the OCM CRDs and waits until they are Established.
+    pub async fn install_crds(&self) -> Result<(), JoinError> {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        let crds = ocm_api::crd::all().map_err(|e| JoinError::PrepareHub(format!("generating CRDs: {e}")))?;
+        let mut names = Vec::new();
+        for generated in crds {
+            let crd = generated.crd;
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            match api.create(&PostParams::default(), &crd).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 409 => {}
+                Err(e) => return Err(api_error(format!("creating CRD {name}"))(e)),
+            }
+            names.push(name);
+        }
+        let deadline = tokio::time::Instant::now() + CRD_TIMEOUT;
+        for name in names {
+            loop {
+                let crd = api
+                    .get(&name)
+                    .await
+                    .map_err(api_error(format!("reading CRD {name}")))?;
+                let established = crd
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+                if established {
+                    break;
+                }
+                if tokio::time::Instant::now() > deadline {
+                    return Err(JoinError::PrepareHub(format!(
+                        "CRD {name} not Established within {CRD_TIMEOUT:?}"
+                    )));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the bootstrap RBAC and returns a bootstrap kubeconfig (a token of the
+    /// `cluster-bootstrap` ServiceAccount, valid for a day).
+    pub async fn bootstrap_kubeconfig(&self) -> Result<String, JoinError> {
+        ocm_core::registration::hub::bootstrap::bootstrap_kubeconfig(
+            &self.client,
+            &self.url,
+            &self.ca_pem,
+            Duration::from_secs(24 * 3600),
+        )
+        .await
+        .map_err(|e| JoinError::PrepareHub(format!("bootstrap kubeconfig: {e}")))
+    }
+
+    /// Stops the hub.
+    pub async fn stop(self) {
+        match self.server {
+            Server::Child(child) => child.stop().await,
+            Server::InProcess(handle) => handle.shutdown(),
+        }
+    }
+}

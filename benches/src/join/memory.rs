@@ -1,0 +1,54 @@
+//! Resident memory of the processes of a run: read when the agents start and when the last
+//! cluster is Available; the peak is the kernel's high-water mark (`VmHWM`) at the end, which
+//! no sampling interval can miss.
+
+use serde::Serialize;
+
+use super::JoinError;
+use crate::load::rss;
+
+/// One process's memory over the join.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessMemory {
+    /// What the process is.
+    pub process: String,
+    /// `VmRSS` when the agents started, bytes.
+    pub start_bytes: u64,
+    /// `VmHWM` at the end: the largest resident set of the process's life, bytes.
+    pub peak_bytes: u64,
+    /// `VmRSS` when the last cluster became Available, bytes.
+    pub end_bytes: u64,
+}
+
+/// The processes to watch and their first readings.
+#[derive(Debug, Clone)]
+pub struct MemoryWatch {
+    processes: Vec<(String, Option<u32>, u64)>,
+}
+
+impl MemoryWatch {
+    /// Reads the memory of `processes` (name, pid; `None` for this process) now.
+    pub fn start(processes: Vec<(String, Option<u32>)>) -> Result<Self, JoinError> {
+        let processes = processes
+            .into_iter()
+            .map(|(name, pid)| Ok((name, pid, rss::read(pid)?.rss_bytes)))
+            .collect::<Result<Vec<_>, JoinError>>()?;
+        Ok(Self { processes })
+    }
+
+    /// Reads them again: start, peak and end of each.
+    pub fn finish(&self) -> Result<Vec<ProcessMemory>, JoinError> {
+        self.processes
+            .iter()
+            .map(|(name, pid, start_bytes)| {
+                let now = rss::read(*pid)?;
+                Ok(ProcessMemory {
+                    process: name.clone(),
+                    start_bytes: *start_bytes,
+                    peak_bytes: now.peak_bytes,
+                    end_bytes: now.rss_bytes,
+                })
+            })
+            .collect()
+    }
+}

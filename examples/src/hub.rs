@@ -1,0 +1,231 @@
+//! The `hub` binary: the hub side of registration as one process. It installs the hub CRDs and
+//! the bootstrap RBAC (what upstream's cluster-manager operator installs), runs the hub
+//! controllers of `ocm-core` (accept, CSR approval, leases, taints, cluster sets, cleanup, add-on
+//! status) and serves `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
+//! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
+//!
+//! `hub get-token` does what `clusteradm get token` does: it prints (or writes) a bootstrap
+//! kubeconfig for joining clusters; `--bootstrap-kubeconfig-out FILE` writes one at start-up.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ocm_api::crd::InstallTarget;
+use ocm_api::names::feature_gates::{Component, MANAGED_CLUSTER_AUTO_APPROVAL};
+use ocm_core::metrics::ControllerMetrics;
+use ocm_core::registration::hub::{self, HubOptions, bootstrap};
+
+use crate::cluster::{Cluster, ClusterError};
+use crate::flags::{self, FeatureGates, FlagError};
+use crate::serving::{self, Health, ServeError};
+
+/// How long requests in flight may take to finish when the process stops.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The flags of `hub`.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "hub",
+    about = "Runs the OCM hub registration controllers on a cluster or an embedded control plane"
+)]
+pub struct HubArgs {
+    /// The hub cluster's kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster).
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "embedded")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Run on an embedded control plane keeping its data in DIR (its admin kubeconfig is
+    /// DIR/admin.kubeconfig) instead of a cluster.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub embedded: Option<PathBuf>,
+    /// The port of the embedded control plane on 127.0.0.1 (0 picks a free one; default: the
+    /// port DIR's server used last time, else a free one).
+    #[arg(long, global = true)]
+    pub embedded_port: Option<u16>,
+    /// Users whose clusters' first CSRs are approved and whose clusters are accepted
+    /// automatically; needs the feature gate ManagedClusterAutoApproval (upstream's older flag).
+    #[arg(long, value_delimiter = ',', value_name = "USER,...")]
+    pub cluster_auto_approval_users: Vec<String>,
+    /// Users whose clusters' first CSRs are approved automatically (acceptance stays manual
+    /// unless ManagedClusterAutoApproval is on).
+    #[arg(long, value_delimiter = ',', value_name = "USER,...")]
+    pub auto_approved_csr_users: Vec<String>,
+    /// Feature gates of the hub registration controllers, as Name=true|false,...
+    #[arg(long, value_delimiter = ',', value_name = "NAME=BOOL,...")]
+    pub feature_gates: Vec<String>,
+    /// Labels added to the namespaces and RBAC objects the hub creates, as key=value,...
+    #[arg(long, value_delimiter = ',', value_name = "KEY=VALUE,...")]
+    pub labels: Vec<String>,
+    /// Where /healthz, /readyz and /metrics are served.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT")]
+    pub metrics_bind_address: String,
+    /// Write a bootstrap kubeconfig for joining clusters to FILE once the hub is set up.
+    #[arg(long, value_name = "FILE")]
+    pub bootstrap_kubeconfig_out: Option<PathBuf>,
+    /// How long bootstrap tokens are valid (90s, 30m, 24h, 7d).
+    #[arg(long, global = true, default_value = "24h", value_parser = flags::duration)]
+    pub bootstrap_token_ttl: Duration,
+    /// A one-shot command instead of running the controllers.
+    #[command(subcommand)]
+    pub command: Option<HubCommand>,
+}
+
+/// The one-shot commands of `hub`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum HubCommand {
+    /// Print a bootstrap kubeconfig for joining clusters (as `clusteradm get token` does): a
+    /// token of the ServiceAccount open-cluster-management/cluster-bootstrap, bound to the
+    /// bootstrap ClusterRole.
+    GetToken {
+        /// Write the kubeconfig to FILE instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// What stopped `hub`.
+#[derive(Debug, thiserror::Error)]
+pub enum HubCommandError {
+    /// A flag value is invalid.
+    #[error(transparent)]
+    ParseFlags(#[from] FlagError),
+    /// The cluster could not be reached or prepared.
+    #[error(transparent)]
+    PrepareCluster(#[from] ClusterError),
+    /// The bootstrap RBAC or kubeconfig could not be made.
+    #[error("granting bootstrap access: {0}")]
+    GrantBootstrap(#[from] bootstrap::BootstrapError),
+    /// Writing the bootstrap kubeconfig failed.
+    #[error("writing {path}: {source}")]
+    WriteKubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The health and metrics endpoints could not be served.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// A hub controller stopped.
+    #[error("running the hub controllers: {0}")]
+    RunControllers(#[from] hub::HubError),
+}
+
+impl HubArgs {
+    /// The controllers' options from the flags.
+    ///
+    /// # Errors
+    /// A feature gate or label is malformed or unknown.
+    pub fn hub_options(&self) -> Result<HubOptions, FlagError> {
+        let gates = FeatureGates::parse(Component::HubRegistration, &self.feature_gates)?;
+        let auto_approval = gates.enabled(MANAGED_CLUSTER_AUTO_APPROVAL);
+        if !auto_approval && !self.cluster_auto_approval_users.is_empty() {
+            tracing::warn!(
+                "--cluster-auto-approval-users has no effect unless --feature-gates {MANAGED_CLUSTER_AUTO_APPROVAL}=true"
+            );
+        }
+        let mut users = self.auto_approved_csr_users.clone();
+        if auto_approval {
+            users.extend(self.cluster_auto_approval_users.iter().cloned());
+        }
+        users.sort();
+        users.dedup();
+        Ok(HubOptions {
+            extra_labels: flags::key_values("labels", &self.labels)?,
+            auto_approved_csr_users: users,
+            auto_accept: auto_approval,
+            ..HubOptions::default()
+        })
+    }
+
+    async fn cluster(&self) -> Result<Cluster, ClusterError> {
+        match &self.embedded {
+            Some(dir) => Cluster::embedded_on_previous_port(dir, self.embedded_port).await,
+            None => Cluster::connect(self.kubeconfig.as_deref()).await,
+        }
+    }
+}
+
+/// Runs `hub` with `args` until SIGTERM or Ctrl-C (or a one-shot command to its end).
+///
+/// # Errors
+/// Flags are invalid, the cluster cannot be prepared, or a controller stopped.
+pub async fn run(args: HubArgs) -> Result<(), HubCommandError> {
+    let options = args.hub_options()?;
+    let cluster = args.cluster().await?;
+    let result = match &args.command {
+        Some(HubCommand::GetToken { output }) => get_token(&cluster, &args, output.as_ref()).await,
+        None => serve_hub(&cluster, &args, options).await,
+    };
+    cluster.stop(SHUTDOWN_GRACE).await;
+    result
+}
+
+/// Mints a bootstrap kubeconfig and prints it or writes it to `output`.
+async fn get_token(
+    cluster: &Cluster,
+    args: &HubArgs,
+    output: Option<&PathBuf>,
+) -> Result<(), HubCommandError> {
+    let kubeconfig = mint_bootstrap_kubeconfig(cluster, args.bootstrap_token_ttl).await?;
+    match output {
+        Some(path) => write_private(path, &kubeconfig)?,
+        None => println!("{kubeconfig}"),
+    }
+    Ok(())
+}
+
+/// A bootstrap kubeconfig for `cluster` valid for `ttl` (ensuring the bootstrap RBAC first).
+///
+/// # Errors
+/// The server or CA is unknown, or the RBAC or token could not be made.
+pub async fn mint_bootstrap_kubeconfig(cluster: &Cluster, ttl: Duration) -> Result<String, HubCommandError> {
+    let (server, ca) = cluster.server_and_ca()?;
+    Ok(bootstrap::bootstrap_kubeconfig(&cluster.client(), &server, &ca, ttl).await?)
+}
+
+/// Writes `text` to `path` readable by its owner only (it holds a credential).
+fn write_private(path: &PathBuf, text: &str) -> Result<(), HubCommandError> {
+    let error = |source| HubCommandError::WriteKubeconfig {
+        path: path.clone(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(error)?;
+    }
+    std::fs::write(path, text).map_err(error)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(error)?;
+    }
+    Ok(())
+}
+
+async fn serve_hub(cluster: &Cluster, args: &HubArgs, options: HubOptions) -> Result<(), HubCommandError> {
+    let crds = cluster.install_crds(InstallTarget::Hub).await?;
+    tracing::info!(count = crds.len(), "hub CRDs installed");
+    bootstrap::ensure_bootstrap_rbac(&cluster.client()).await?;
+    tracing::info!(
+        role = bootstrap::BOOTSTRAP_CLUSTER_ROLE,
+        "bootstrap RBAC installed"
+    );
+    if let Some(path) = &args.bootstrap_kubeconfig_out {
+        let kubeconfig = mint_bootstrap_kubeconfig(cluster, args.bootstrap_token_ttl).await?;
+        write_private(path, &kubeconfig)?;
+        tracing::info!(path = %path.display(), "bootstrap kubeconfig written");
+    }
+    let mut registry = prometheus_client::registry::Registry::default();
+    let metrics = ControllerMetrics::default();
+    metrics.register(&mut registry);
+    let health = Health::default();
+    let server = serving::serve(&args.metrics_bind_address, registry, health.clone()).await?;
+    if let Some(path) = cluster.kubeconfig_path() {
+        tracing::info!(kubeconfig = %path.display(), "hub controllers starting");
+    }
+    health.set_ready();
+    let result = tokio::select! {
+        result = hub::run(cluster.client(), options, metrics) => result.map_err(HubCommandError::from),
+        () = crate::process::shutdown_signal() => Ok(()),
+    };
+    server.shutdown().await;
+    result
+}
