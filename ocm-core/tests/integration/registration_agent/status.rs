@@ -228,6 +228,9 @@ async fn spokecluster_claim_sync_truncate_and_reserved_suffix() {
 #[tokio::test]
 async fn spokecluster_managed_namespaces_created_and_released() {
     let setup = Setup::new("mns-1").await;
+    // The test writes status.managedNamespaces, which the hub's cluster-set controller owns: on a
+    // shared hub no other test may run hub controllers meanwhile.
+    let _lock = crate::hub_lock::HubLock::exclusive(&setup.hub, crate::hub_lock::Lock::HubControllers).await;
     let handle = joined(&setup, setup.options()).await;
     let bootstrap =
         kube::config::Kubeconfig::read_from(setup.dir.path().join("bootstrap.kubeconfig")).unwrap();

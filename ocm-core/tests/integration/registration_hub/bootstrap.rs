@@ -78,4 +78,7 @@ async fn bootstrap_kubeconfig_can_join_but_not_read_secrets() {
         .delete(&name, &Default::default())
         .await
         .unwrap();
+    let _ = Api::<CertificateSigningRequest>::all(admin.clone())
+        .delete(csr.metadata.name.as_deref().unwrap(), &Default::default())
+        .await;
 }

@@ -131,4 +131,15 @@ async fn addon_available_copied_on_cluster_unknown_and_feature_labels() {
         Some("unreachable")
     );
     controller.abort();
+    // Removed for runs on a shared hub: the add-on, the cluster (finalizers another test's
+    // controllers may have added released) and its namespace.
+    let _ = addons.delete("good", &DeleteParams::default()).await;
+    let _ = clusters.delete(&name, &DeleteParams::default()).await;
+    let release = json!({"metadata": {"finalizers": null}});
+    let _ = clusters
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&release))
+        .await;
+    let _ = Api::<Namespace>::all(client.clone())
+        .delete(&name, &DeleteParams::default())
+        .await;
 }

@@ -29,7 +29,8 @@ fn start(client: &kube::Client, default_sets: bool) -> tokio::task::JoinHandle<(
     };
     let client = client.clone();
     tokio::spawn(async move {
-        let _ = clusterset::run(client, options, ControllerMetrics::default()).await;
+        let result = clusterset::run(client, options, ControllerMetrics::default()).await;
+        panic!("the cluster-set controllers stopped: {result:?}");
     })
 }
 
@@ -194,6 +195,12 @@ async fn managedclusterset_empty_and_legacy_exclusive_label() {
         .delete(&c1, &DeleteParams::default())
         .await
         .unwrap();
+    // On a shared hub, another test's accept controller may have put its finalizer on the
+    // cluster and stopped since: released here, as that controller would.
+    let release = json!({"metadata": {"finalizers": null}});
+    let _ = Api::<ManagedCluster>::all(client.clone())
+        .patch(&c1, &PatchParams::default(), &Patch::Merge(&release))
+        .await;
     wait_empty(
         &client,
         &s2,
