@@ -7,3 +7,4 @@ mod registration_agent;
 mod registration_e2e;
 mod registration_hub;
 mod registration_sets;
+mod support;

@@ -23,24 +23,7 @@ use ocm_api::cluster::v1::ManagedCluster;
 use ocm_controlplane::TestEnv;
 use ocm_core::registration::agent::AgentOptions;
 
-/// Polls `f` every 200 ms until it returns `Some`, panicking after `secs` seconds.
-pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
+pub use crate::support::{eventually_within as eventually, unique};
 
 /// A hub (with the OCM CRDs), a spoke (with the agent namespace), a bootstrap kubeconfig file and
 /// a hub-kubeconfig directory.
@@ -61,18 +44,6 @@ pub struct Setup {
 pub const NO_ADDON_CONVERSION: &str = "SKIP: the hub does not convert ManagedClusterAddOns between \
     v1alpha1 and v1beta1 (its CRD has conversion None: created by the tests on a plain cluster, not \
     by OCM's cluster-manager with its conversion webhook); the registration agent needs both";
-
-/// A name unique to this test run (lowercase, DNS-label safe).
-pub fn unique(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{:x}{:05x}{n}", std::process::id(), nanos >> 12)
-}
 
 impl Setup {
     /// Hub and spoke for a cluster named `prefix` plus a unique suffix; the bootstrap
@@ -171,51 +142,18 @@ impl Setup {
 
     /// The cluster's CSRs on the hub.
     pub async fn csrs(&self) -> Vec<CertificateSigningRequest> {
-        Api::<CertificateSigningRequest>::all(self.hub_client.clone())
-            .list(&ListParams::default().labels(&format!(
-                "open-cluster-management.io/cluster-name={}",
-                self.cluster
-            )))
-            .await
-            .unwrap()
-            .items
+        crate::support::cluster_csrs(&self.hub_client, &self.cluster).await
     }
 
-    /// The cluster's CSRs without an Approved condition.
+    /// The cluster's CSRs with neither Approved nor Denied.
     pub async fn pending_csrs(&self) -> Vec<CertificateSigningRequest> {
-        self.csrs()
-            .await
-            .into_iter()
-            .filter(|c| {
-                !c.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Approved"))
-            })
-            .collect()
+        let csrs = self.csrs().await;
+        csrs.into_iter().filter(crate::support::is_pending).collect()
     }
 
-    /// Approves every pending CSR of the cluster through the approval subresource.
+    /// Approves every pending CSR of the cluster, as `kubectl certificate approve` does.
     pub async fn approve_pending(&self) -> usize {
-        let api = Api::<CertificateSigningRequest>::all(self.hub_client.clone());
-        let pending = self.pending_csrs().await;
-        for csr in &pending {
-            let name = csr.metadata.name.clone().unwrap();
-            let mut csr = csr.clone();
-            csr.status.get_or_insert_with(Default::default).conditions = Some(vec![
-                k8s_openapi::api::certificates::v1::CertificateSigningRequestCondition {
-                    type_: "Approved".into(),
-                    status: "True".into(),
-                    reason: Some("TestApproved".into()),
-                    message: Some("approved by the test".into()),
-                    ..Default::default()
-                },
-            ]);
-            api.replace_subresource("approval", &name, &PostParams::default(), &csr)
-                .await
-                .unwrap();
-        }
-        pending.len()
+        crate::support::approve_pending(&self.hub_client, &self.cluster).await
     }
 
     /// What the hub does on accepting the cluster: namespace, RBAC, lease, spec and condition.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::Engine;
-use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestCondition};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -18,43 +18,14 @@ use ocm_core::registration::hub::{self, HubOptions, bootstrap};
 
 use crate::hub_lock::{HubLock, Lock};
 
+pub use crate::support::{eventually_within as eventually, unique};
+
 /// Upstream's cap on the CSRs an agent keeps for its cluster.
 pub const CSR_CAP: usize = 10;
 /// The label the agent puts on its CSRs.
 pub const CLUSTER_LABEL: &str = "open-cluster-management.io/cluster-name";
 /// The agent name used by these tests.
 pub const AGENT: &str = "e2eagent";
-
-/// Polls `check` every 200 ms until it returns `Some`, panicking after `secs` seconds.
-pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// A name unique to this test run (lowercase, DNS-label safe).
-pub fn unique(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{:x}{:05x}{n}", std::process::id(), nanos >> 12)
-}
 
 /// The hub, the spoke, the controllers of both sides and the files of one joining cluster.
 pub struct Join {
@@ -139,6 +110,22 @@ impl Join {
         self.dir.path().join("hub-kubeconfig")
     }
 
+    /// The cluster's CSRs on the hub.
+    pub async fn csrs(&self) -> Vec<CertificateSigningRequest> {
+        crate::support::cluster_csrs(&self.hub_client, &self.cluster).await
+    }
+
+    /// The cluster's CSRs with neither Approved nor Denied.
+    pub async fn pending_csrs(&self) -> Vec<CertificateSigningRequest> {
+        let csrs = self.csrs().await;
+        csrs.into_iter().filter(crate::support::is_pending).collect()
+    }
+
+    /// Approves every pending CSR of the cluster, as `kubectl certificate approve` does.
+    pub async fn approve_pending(&self) -> usize {
+        crate::support::approve_pending(&self.hub_client, &self.cluster).await
+    }
+
     /// Agent options: this test's names and namespace, short periods.
     pub fn agent_options(&self) -> AgentOptions {
         let mut options = AgentOptions::new(self.dir.path().join("bootstrap.kubeconfig"), self.hub_dir());
@@ -196,58 +183,12 @@ impl Join {
         self.agent_task.as_ref().is_some_and(|t| !t.is_finished())
     }
 
-    /// The cluster's CSRs on the hub.
-    pub async fn csrs(&self) -> Vec<CertificateSigningRequest> {
-        Api::<CertificateSigningRequest>::all(self.hub_client.clone())
-            .list(&ListParams::default().labels(&format!("{CLUSTER_LABEL}={}", self.cluster)))
-            .await
-            .unwrap()
-            .items
-    }
-
-    /// The cluster's CSRs with neither Approved nor Denied.
-    pub async fn pending_csrs(&self) -> Vec<CertificateSigningRequest> {
-        self.csrs()
-            .await
-            .into_iter()
-            .filter(|c| {
-                !c.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Approved" || c.type_ == "Denied"))
-            })
-            .collect()
-    }
-
     /// Waits for a pending CSR of the cluster and returns it.
     pub async fn wait_pending_csr(&self) -> CertificateSigningRequest {
         eventually(30, "a pending CSR", || async {
             self.pending_csrs().await.into_iter().next()
         })
         .await
-    }
-
-    /// Approves every pending CSR of the cluster (approval subresource, as `kubectl certificate
-    /// approve` does); the cluster's signer then issues the certificate.
-    pub async fn approve_pending(&self) -> usize {
-        let api = Api::<CertificateSigningRequest>::all(self.hub_client.clone());
-        let pending = self.pending_csrs().await;
-        for csr in &pending {
-            let name = csr.metadata.name.clone().unwrap();
-            let mut csr = csr.clone();
-            csr.status.get_or_insert_with(Default::default).conditions =
-                Some(vec![CertificateSigningRequestCondition {
-                    type_: "Approved".into(),
-                    status: "True".into(),
-                    reason: Some("E2eApproved".into()),
-                    message: Some("approved by the e2e test".into()),
-                    ..Default::default()
-                }]);
-            api.replace_subresource("approval", &name, &PostParams::default(), &csr)
-                .await
-                .unwrap();
-        }
-        pending.len()
     }
 
     /// Sets `spec.hubAcceptsClient: true` (what `kubectl patch ... --type=merge` does) and the

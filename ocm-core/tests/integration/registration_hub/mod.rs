@@ -14,7 +14,6 @@ mod bootstrap;
 mod csr;
 mod lease;
 
-use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -29,6 +28,8 @@ use ocm_core::registration::hub::{self, HubOptions};
 use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
 
 use crate::hub_lock::{HubLock, Lock};
+
+pub use crate::support::{eventually, unique};
 
 /// A hub TestEnv with the OCM CRDs and the hub controllers running (stopped on drop).
 pub struct Hub {
@@ -262,36 +263,6 @@ pub async fn client_from(kubeconfig: &str) -> kube::Client {
             .await
             .unwrap();
     kube::Client::try_from(config).unwrap()
-}
-
-/// A unique name for this test.
-pub fn unique(prefix: &str) -> String {
-    format!("{prefix}-{}-{}", std::process::id(), rand_suffix())
-}
-
-fn rand_suffix() -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
-}
-
-/// Polls `check` every 200 ms until it returns `Some`, for at most 30 s.
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// Whether an API call failed with 403.

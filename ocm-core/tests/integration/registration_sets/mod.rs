@@ -10,16 +10,12 @@ mod addon_status;
 mod cleanup;
 mod clusterset;
 
-use std::future::Future;
-use std::time::{Duration, Instant};
-
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use ocm_controlplane::TestEnv;
 use serde_json::{Value, json};
 
-/// How long a poll waits before failing.
-pub const DEADLINE: Duration = Duration::from_secs(30);
+pub use crate::support::{eventually, unique};
 
 /// A hub with the OCM CRDs and an admin client.
 pub async fn hub() -> (TestEnv, kube::Client) {
@@ -27,33 +23,6 @@ pub async fn hub() -> (TestEnv, kube::Client) {
     env.install_ocm_crds().await.unwrap();
     let client = env.client().await.unwrap();
     (env, client)
-}
-
-/// A name unique to this test process and `prefix`.
-pub fn unique(prefix: &str) -> String {
-    format!("{prefix}-{}-{}", std::process::id(), rand_suffix())
-}
-
-fn rand_suffix() -> u32 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Polls `check` every 100 ms until it returns `Some`, failing after [`DEADLINE`].
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// The ApiResource of a ManagedClusterAddOn.
