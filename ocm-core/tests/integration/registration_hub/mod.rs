@@ -196,26 +196,7 @@ pub async fn identity_kubeconfig(env: &TestEnv, admin: &kube::Client, user: &str
     let key = KeyPair::generate().unwrap();
     let mut csr = agent_csr(&unique("identity"), "", user, groups, USAGES, SIGNER);
     // agent_csr made its own key: the request is rebuilt with one whose private half stays here.
-    let mut params = CertificateParams::default();
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, user);
-    for (i, o) in groups.iter().enumerate() {
-        let ty = if i == 0 {
-            DnType::OrganizationName
-        } else {
-            DnType::CustomDnType(vec![2, 5, 4, 10])
-        };
-        dn.push(ty, *o);
-    }
-    params.distinguished_name = dn;
-    csr.spec.request = ByteString(
-        params
-            .serialize_request(&key)
-            .unwrap()
-            .pem()
-            .unwrap()
-            .into_bytes(),
-    );
+    csr.spec.request = ByteString(request_pem(&key, user, groups).into_bytes());
     csr.metadata.labels = None;
     csr.spec.expiration_seconds = Some(3600);
     let name = csr.metadata.name.clone().unwrap();
@@ -270,17 +251,8 @@ pub fn forbidden<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> bool {
     matches!(result, Err(kube::Error::Api(ref status)) if status.code == 403)
 }
 
-/// A CSR object for `cluster` (label) with subject `cn` / `orgs` (at most two), `usages` and
-/// `signer`; the key stays here.
-pub fn agent_csr(
-    name: &str,
-    cluster: &str,
-    cn: &str,
-    orgs: &[&str],
-    usages: &[&str],
-    signer: &str,
-) -> CertificateSigningRequest {
-    let key = KeyPair::generate().unwrap();
+/// A PEM certificate request of `key` for CN `cn` and the organisations `orgs` (at most two).
+fn request_pem(key: &KeyPair, cn: &str, orgs: &[&str]) -> String {
     let mut params = CertificateParams::default();
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CommonName, cn);
@@ -294,7 +266,20 @@ pub fn agent_csr(
         dn.push(ty, *o);
     }
     params.distinguished_name = dn;
-    let pem = params.serialize_request(&key).unwrap().pem().unwrap();
+    params.serialize_request(key).unwrap().pem().unwrap()
+}
+
+/// A CSR object for `cluster` (label) with subject `cn` / `orgs` (at most two), `usages` and
+/// `signer`; the key stays here.
+pub fn agent_csr(
+    name: &str,
+    cluster: &str,
+    cn: &str,
+    orgs: &[&str],
+    usages: &[&str],
+    signer: &str,
+) -> CertificateSigningRequest {
+    let pem = request_pem(&KeyPair::generate().unwrap(), cn, orgs);
     CertificateSigningRequest {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
