@@ -244,15 +244,9 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
         finalizers.push(rbac::API_RESOURCE_CLEANUP.to_string());
         current = patch_finalizers(ctx, cluster, &finalizers).await?;
     }
-    for role in rbac::shared_cluster_roles(extra) {
-        apply_collect(
-            Api::<ClusterRole>::all(client.clone()),
-            &role,
-            "ClusterRole",
-            &mut errors,
-        )
-        .await;
-    }
+    // The shared ClusterRoles the RoleBindings below refer to are the housekeeping's
+    // (`shared_roles`), as upstream keeps them in a controller of their own: applying them here
+    // would cost two writes per reconcile of every cluster.
     apply_collect(
         Api::all(client.clone()),
         &rbac::cluster_role(&name, true, extra),

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::api::ListParams;
 use kube::runtime::watcher;
@@ -78,6 +78,13 @@ pub async fn run(
     loop {
         if matches!(tokio::time::timeout(wait, events.next()).await, Ok(None)) {
             break;
+        }
+        // One pass covers every event that is already waiting: while many clusters join, the
+        // watches deliver events far faster than a pass (three lists) takes.
+        while let Some(event) = events.next().now_or_never() {
+            if event.is_none() {
+                return Err(HubError::ControllerStopped(CONTROLLER));
+            }
         }
         match housekeeping(&client, &options).await {
             Ok(done) => {

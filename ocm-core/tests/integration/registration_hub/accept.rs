@@ -105,7 +105,8 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
         "open-cluster-management:managedcluster:registration",
         "open-cluster-management:managedcluster:work",
     ] {
-        let role = roles.get(shared).await.unwrap();
+        // The hub's housekeeping keeps the shared roles, soon after the first cluster exists.
+        let role = eventually(shared, || async { roles.get_opt(shared).await.ok().flatten() }).await;
         let labels = role.metadata.labels.unwrap();
         assert_eq!(labels["open-cluster-management.io/cluster-name"], "");
         assert_eq!(labels["custom"], "label");
