@@ -18,7 +18,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -30,6 +30,7 @@ use ocm_api::names::{annotations, labels, objects};
 use ocm_api::work::v1::ManifestWork;
 use serde_json::json;
 
+use super::cluster_cache::{ClusterCache, cached, reflected, up_to_date};
 use super::{Backoff, HubError, HubOptions, apply, is_not_found, publish, rbac, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -99,6 +100,8 @@ struct Context {
     recorder: Recorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
+    /// The clusters' namespaces and RBAC as last seen (see [`super::cluster_cache`]).
+    cache: ClusterCache,
 }
 
 /// Runs the ManagedCluster controller until its watches stop.
@@ -111,28 +114,32 @@ pub async fn run(
     metrics: ControllerMetrics,
 ) -> Result<(), HubError> {
     let by_label = watcher::Config::default().labels(labels::CLUSTER_NAME);
+    let (namespaces, namespace_events) = reflected::<Namespace>(&client, &by_label);
+    let (cluster_roles, cluster_role_events) = reflected::<ClusterRole>(&client, &by_label);
+    let (cluster_role_bindings, cluster_role_binding_events) =
+        reflected::<ClusterRoleBinding>(&client, &by_label);
+    let (role_bindings, role_binding_events) = reflected::<RoleBinding>(&client, &by_label);
     let ctx = Arc::new(Context {
         recorder: recorder(&client),
         client: client.clone(),
         options,
         metrics,
         backoff: Backoff::default(),
+        cache: ClusterCache {
+            namespaces,
+            cluster_roles,
+            cluster_role_bindings,
+            role_bindings,
+        },
     });
     Controller::new(
         Api::<ManagedCluster>::all(client.clone()),
         watcher::Config::default(),
     )
-    .watches(
-        Api::<ClusterRole>::all(client.clone()),
-        by_label.clone(),
-        cluster_of,
-    )
-    .watches(
-        Api::<ClusterRoleBinding>::all(client.clone()),
-        by_label.clone(),
-        cluster_of,
-    )
-    .watches(Api::<RoleBinding>::all(client.clone()), by_label, cluster_of)
+    .watches_stream(namespace_events, cluster_of)
+    .watches_stream(cluster_role_events, cluster_of)
+    .watches_stream(cluster_role_binding_events, cluster_of)
+    .watches_stream(role_binding_events, cluster_of)
     .run(reconcile, error_policy, ctx)
     .for_each(|_| futures::future::ready(()))
     .await;
@@ -205,11 +212,21 @@ async fn auto_accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, 
     Ok(Action::await_change())
 }
 
-/// Applies one object, recording a failure in `errors`.
-async fn apply_collect<K>(api: Api<K>, object: &K, kind: &'static str, errors: &mut Vec<String>)
-where
+/// Applies one object unless the cache shows it as wanted already, recording a failure in
+/// `errors`.
+async fn apply_collect<K>(
+    api: Api<K>,
+    cache: &Store<K>,
+    object: &K,
+    kind: &'static str,
+    errors: &mut Vec<String>,
+) where
     K: kube::Resource + serde::Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
 {
+    if up_to_date(cache, object) {
+        return;
+    }
     if let Err(source) = apply(&api, object).await {
         errors.push(
             AcceptError::ApplyObject {
@@ -229,6 +246,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
     let mut errors = Vec::new();
     apply_collect(
         Api::<Namespace>::all(client.clone()),
+        &ctx.cache.namespaces,
         &rbac::namespace(&name, extra),
         "Namespace",
         &mut errors,
@@ -249,6 +267,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
     // would cost two writes per reconcile of every cluster.
     apply_collect(
         Api::all(client.clone()),
+        &ctx.cache.cluster_roles,
         &rbac::cluster_role(&name, true, extra),
         "ClusterRole",
         &mut errors,
@@ -257,6 +276,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
     let binding = rbac::cluster_role_binding(&name, extra);
     apply_collect(
         Api::all(client.clone()),
+        &ctx.cache.cluster_role_bindings,
         &binding,
         "ClusterRoleBinding",
         &mut errors,
@@ -264,33 +284,32 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
     .await;
     let namespaced = Api::<RoleBinding>::namespaced(client.clone(), &name);
     let registration = rbac::registration_role_binding(&name, extra);
-    apply_collect(namespaced.clone(), &registration, "RoleBinding", &mut errors).await;
+    apply_collect(
+        namespaced.clone(),
+        &ctx.cache.role_bindings,
+        &registration,
+        "RoleBinding",
+        &mut errors,
+    )
+    .await;
     // A work RoleBinding still terminating from an earlier denial cannot be applied: it goes
     // once no ManifestWork remains, and the next pass creates it again.
-    let work_binding = objects::managed_cluster_work_role_binding(&name);
+    // A work RoleBinding still terminating from an earlier denial cannot be applied: it goes
+    // once no ManifestWork remains, and the next pass creates it again.
+    let work = rbac::work_role_binding(&name, extra);
     let mut requeue = None;
-    match namespaced.get_opt(&work_binding).await {
-        Ok(Some(existing)) if existing.metadata.deletion_timestamp.is_some() => {
-            release_if_no_works(client, &name).await?;
-            requeue = Some(ctx.options.work_cleanup_requeue);
-        }
-        Ok(_) => {
-            apply_collect(
-                namespaced,
-                &rbac::work_role_binding(&name, extra),
-                "RoleBinding",
-                &mut errors,
-            )
-            .await;
-        }
-        Err(source) => errors.push(
-            AcceptError::ApplyObject {
-                kind: "RoleBinding",
-                name: work_binding,
-                source,
-            }
-            .to_string(),
-        ),
+    if cached(&ctx.cache.role_bindings, &work).is_some_and(|b| b.metadata.deletion_timestamp.is_some()) {
+        release_if_no_works(client, &name).await?;
+        requeue = Some(ctx.options.work_cleanup_requeue);
+    } else {
+        apply_collect(
+            namespaced,
+            &ctx.cache.role_bindings,
+            &work,
+            "RoleBinding",
+            &mut errors,
+        )
+        .await;
     }
 
     let condition = if errors.is_empty() {

@@ -16,6 +16,7 @@ pub mod accept;
 pub mod addon_status;
 pub mod bootstrap;
 pub mod cleanup;
+mod cluster_cache;
 pub mod clusterset;
 pub mod csr_approval;
 pub mod lease;
