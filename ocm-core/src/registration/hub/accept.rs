@@ -157,11 +157,7 @@ fn cluster_of<K: ResourceExt>(object: K) -> Option<ObjectRef<ManagedCluster>> {
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &AcceptError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    if super::is_conflict(error) {
-        tracing::debug!(cluster = %cluster.name_any(), %error, "reconciling ManagedCluster failed");
-    } else {
-        tracing::warn!(cluster = %cluster.name_any(), %error, "reconciling ManagedCluster failed");
-    }
+    super::log_failure(&cluster.name_any(), error, "reconciling ManagedCluster failed");
     Action::requeue(ctx.backoff.failed(&cluster.name_any()))
 }
 
@@ -369,13 +365,15 @@ async fn deny(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptE
     let name = cluster.name_any();
     let extra = &ctx.options.extra_labels;
     let role = rbac::cluster_role(&name, false, extra);
-    apply(&Api::<ClusterRole>::all(ctx.client.clone()), &role)
-        .await
-        .map_err(|source| AcceptError::ApplyObject {
-            kind: "ClusterRole",
-            name: role.name_any(),
-            source,
-        })?;
+    if !up_to_date(&ctx.cache.cluster_roles, &role) {
+        apply(&Api::<ClusterRole>::all(ctx.client.clone()), &role)
+            .await
+            .map_err(|source| AcceptError::ApplyObject {
+                kind: "ClusterRole",
+                name: role.name_any(),
+                source,
+            })?;
+    }
     let bindings = Api::<RoleBinding>::namespaced(ctx.client.clone(), &name);
     delete_ignoring_missing(
         &bindings,

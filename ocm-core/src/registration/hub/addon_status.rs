@@ -167,11 +167,7 @@ pub async fn run(
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &AddonStatusError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    if super::is_conflict(error) {
-        tracing::debug!(cluster = %cluster.name_any(), %error, "updating add-on health failed");
-    } else {
-        tracing::warn!(cluster = %cluster.name_any(), %error, "updating add-on health failed");
-    }
+    super::log_failure(&cluster.name_any(), error, "updating add-on health failed");
     Action::requeue(ctx.options.retry)
 }
 

@@ -317,11 +317,7 @@ async fn clean_removed(name: &str, ctx: &Context) {
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &CleanupError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    if super::is_conflict(error) {
-        tracing::debug!(cluster = %cluster.name_any(), %error, "resource cleanup failed");
-    } else {
-        tracing::warn!(cluster = %cluster.name_any(), %error, "resource cleanup failed");
-    }
+    super::log_failure(&cluster.name_any(), error, "resource cleanup failed");
     Action::requeue(ctx.options.requeue)
 }
 

@@ -164,11 +164,7 @@ pub async fn run(
 
 fn error_policy(csr: Arc<CertificateSigningRequest>, error: &CsrApprovalError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    if super::is_conflict(error) {
-        tracing::debug!(csr = %csr.name_any(), %error, "approving CSR failed");
-    } else {
-        tracing::warn!(csr = %csr.name_any(), %error, "approving CSR failed");
-    }
+    super::log_failure(&csr.name_any(), error, "approving CSR failed");
     Action::requeue(ctx.backoff.failed(&csr.name_any()))
 }
 

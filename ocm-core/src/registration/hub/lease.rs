@@ -142,11 +142,7 @@ pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(),
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &LeaseError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    if super::is_conflict(error) {
-        tracing::debug!(cluster = %cluster.name_any(), %error, "checking the cluster lease failed");
-    } else {
-        tracing::warn!(cluster = %cluster.name_any(), %error, "checking the cluster lease failed");
-    }
+    super::log_failure(&cluster.name_any(), error, "checking the cluster lease failed");
     Action::requeue(ctx.backoff.failed(&cluster.name_any()))
 }
 

@@ -191,6 +191,16 @@ pub(crate) fn is_conflict(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// Logs a failed reconcile or round of `object`: a 409 Conflict at debug level (a routine race
+/// with another writer that the retry resolves), any other error as a warning.
+pub(crate) fn log_failure(object: &str, error: &(dyn std::error::Error + 'static), what: &str) {
+    if is_conflict(error) {
+        tracing::debug!(object, %error, "{what}");
+    } else {
+        tracing::warn!(object, %error, "{what}");
+    }
+}
+
 /// A recorder of the hub's events.
 pub(crate) fn recorder(client: &kube::Client) -> Recorder {
     Recorder::new(

@@ -96,11 +96,7 @@ pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(),
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &TaintError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
-    if super::is_conflict(error) {
-        tracing::debug!(cluster = %cluster.name_any(), %error, "updating taints failed");
-    } else {
-        tracing::warn!(cluster = %cluster.name_any(), %error, "updating taints failed");
-    }
+    super::log_failure(&cluster.name_any(), error, "updating taints failed");
     Action::requeue(ctx.backoff.failed(&cluster.name_any()))
 }
 

@@ -2,12 +2,15 @@
 
 use super::*;
 
+/// The loop's name in the reconcile metrics (upstream's controller name).
+const CONTROLLER: &str = "managednamespace";
+
 pub(super) fn cluster_error_policy(
     cluster: Arc<ManagedCluster>,
     error: &ClusterSetError,
     ctx: Arc<Context>,
 ) -> Action {
-    ctx.metrics.reconciled("managednamespace", false);
+    ctx.metrics.reconciled(CONTROLLER, false);
     tracing::warn!(cluster = %cluster.name_any(), %error, "cluster set membership reconciliation failed");
     Action::requeue(ctx.options.resync)
 }
@@ -42,7 +45,7 @@ pub(super) async fn reconcile_cluster(
                 });
             }
         }
-        ctx.metrics.reconciled("managednamespace", true);
+        ctx.metrics.reconciled(CONTROLLER, true);
         return Ok(Action::await_change());
     }
     ctx.sets
@@ -85,6 +88,6 @@ pub(super) async fn reconcile_cluster(
             tracing::debug!(%error, "publishing an event failed");
         }
     }
-    ctx.metrics.reconciled("managednamespace", true);
+    ctx.metrics.reconciled(CONTROLLER, true);
     Ok(Action::await_change())
 }
