@@ -7,13 +7,10 @@ use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use ocm_api::crd::InstallTarget;
-use ocm_controlplane::server::StartError;
 use ocm_controlplane::{ControlPlane, ControlPlaneHandle};
 
 /// How long CRDs may take to become Established.
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long reopening the data directory of a control plane that just stopped may take.
-const REOPEN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Reaching a cluster failed.
 #[derive(Debug, thiserror::Error)]
@@ -105,23 +102,15 @@ impl Cluster {
             path: dir.clone(),
             source,
         })?;
-        // The database of a control plane stopped a moment ago (in this process) is released
-        // once its last tasks have ended: retry opening it for a short while.
-        let deadline = tokio::time::Instant::now() + REOPEN_TIMEOUT;
-        let handle = loop {
-            match ControlPlane::builder().data_dir(&dir).port(port).start().await {
-                Ok(handle) => break handle,
-                Err(StartError::Storage(_)) if tokio::time::Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                Err(e) => {
-                    return Err(ClusterError::StartEmbedded {
-                        path: dir.clone(),
-                        message: e.to_string(),
-                    });
-                }
-            }
-        };
+        let handle = ControlPlane::builder()
+            .data_dir(&dir)
+            .port(port)
+            .start()
+            .await
+            .map_err(|e| ClusterError::StartEmbedded {
+                path: dir.clone(),
+                message: e.to_string(),
+            })?;
         let kubeconfig = dir.join("admin.kubeconfig");
         let client = client_from_file(&kubeconfig).await?;
         Ok(Self {
@@ -253,10 +242,6 @@ impl Cluster {
         drop(client);
         if let Some(handle) = embedded {
             handle.shutdown_gracefully(grace).await;
-            // Let the aborted tasks of the control plane end (and release the database).
-            for _ in 0..10 {
-                tokio::task::yield_now().await;
-            }
         }
     }
 }

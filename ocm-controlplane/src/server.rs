@@ -559,19 +559,33 @@ impl ControlPlaneHandle {
     }
 
     /// Stops gracefully: no new connections are accepted, watches end, and requests in flight are
-    /// answered; connections still open after `grace` are dropped. Every acknowledged write is
-    /// already durable (see [`crate::storage`]), so nothing else needs flushing.
+    /// answered; connections still open after `grace` are dropped. Returns once every task of the
+    /// control plane has ended. Every acknowledged write is already durable (see [`crate::storage`]), so nothing else needs flushing.
     pub async fn shutdown_gracefully(mut self, grace: std::time::Duration) {
         let _ = self.stop.send(true);
-        if let Some(server) = self.server.as_mut()
-            && tokio::time::timeout(grace, server).await.is_err()
-        {
-            tracing::warn!(
-                grace_ms = grace.as_millis() as u64,
-                "connections still open after the grace period; dropping them"
-            );
+        // The server task, unless it ended within the grace period (a finished JoinHandle must
+        // not be awaited again).
+        let mut server = self.server.take();
+        if let Some(running) = server.as_mut() {
+            if tokio::time::timeout(grace, running).await.is_ok() {
+                server = None;
+            } else {
+                tracing::warn!(
+                    grace_ms = grace.as_millis() as u64,
+                    "connections still open after the grace period; dropping them"
+                );
+            }
         }
         self.shutdown();
+        // Wait for the aborted tasks to end, so that what they hold (the storage among it) is
+        // released when this returns: the data directory can be opened again at once.
+        if let Some(server) = server {
+            server.abort();
+            let _ = server.await;
+        }
+        for task in std::mem::take(&mut self.tasks) {
+            let _ = task.await;
+        }
     }
 }
 
