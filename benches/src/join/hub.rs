@@ -6,13 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::Engine;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::PostParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client, Config};
+use kube::{Client, Config};
 use ocm_controlplane::{ControlPlane, ControlPlaneHandle};
 
-use super::{JoinError, api_error};
+use super::JoinError;
 use crate::load::LoadError;
 use crate::load::child::{ChildServer, find_server_binary};
 
@@ -135,42 +133,14 @@ impl Hub {
 
     /// Installs the OCM CRDs and waits until they are Established.
     pub async fn install_crds(&self) -> Result<(), JoinError> {
-        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        let crds = ocm_api::crd::all().map_err(|e| JoinError::PrepareHub(format!("generating CRDs: {e}")))?;
-        let mut names = Vec::new();
-        for generated in crds {
-            let crd = generated.crd;
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            match api.create(&PostParams::default(), &crd).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(e)) if e.code == 409 => {}
-                Err(e) => return Err(api_error(format!("creating CRD {name}"))(e)),
-            }
-            names.push(name);
-        }
-        let deadline = tokio::time::Instant::now() + CRD_TIMEOUT;
-        for name in names {
-            loop {
-                let crd = api
-                    .get(&name)
-                    .await
-                    .map_err(api_error(format!("reading CRD {name}")))?;
-                let established = crd
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"));
-                if established {
-                    break;
-                }
-                if tokio::time::Instant::now() > deadline {
-                    return Err(JoinError::PrepareHub(format!(
-                        "CRD {name} not Established within {CRD_TIMEOUT:?}"
-                    )));
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
+        let crds = ocm_api::crd::all()
+            .map_err(|e| JoinError::PrepareHub(format!("generating CRDs: {e}")))?
+            .into_iter()
+            .map(|generated| generated.crd)
+            .collect();
+        ocm_core::crds::install(&self.client, crds, CRD_TIMEOUT)
+            .await
+            .map_err(|e| JoinError::PrepareHub(format!("installing CRDs: {e}")))?;
         Ok(())
     }
 

@@ -44,14 +44,6 @@ pub enum JoinError {
     /// A failure shared with the load harness (runtimes, child server, kubeconfigs, memory).
     #[error(transparent)]
     Load(#[from] crate::load::LoadError),
-    /// A request the harness needs failed.
-    #[error("{what}: {source}")]
-    Api {
-        /// What the harness was doing.
-        what: String,
-        /// The API error.
-        source: kube::Error,
-    },
     /// Preparing the hub (CRDs, bootstrap RBAC, bootstrap kubeconfig) failed.
     #[error("preparing the hub: {0}")]
     PrepareHub(String),
@@ -84,10 +76,4 @@ pub enum JoinError {
     /// Encoding the JSON report failed.
     #[error("encoding the JSON report: {0}")]
     EncodeReport(#[from] serde_json::Error),
-}
-
-/// Maps a kube error of `what` into [`JoinError::Api`].
-pub(crate) fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> JoinError {
-    let what = what.into();
-    move |source| JoinError::Api { what, source }
 }
