@@ -2,9 +2,11 @@
 //! the CSRs of a joining cluster on the hub (listing, pending, approving as `kubectl certificate
 //! approve` does).
 
-#![allow(clippy::unwrap_used, reason = "test helpers")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test helpers")]
 
-use std::{future::Future, time::Duration};
+use std::{future::Future, path::Path, time::Duration};
+
+use base64::Engine;
 
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestCondition};
 use kube::{
@@ -101,4 +103,16 @@ pub async fn approve_pending(hub: &kube::Client, cluster: &str) -> usize {
             .unwrap();
     }
     pending.len()
+}
+
+/// Server URL and CA (PEM) of the first cluster of a kubeconfig file.
+pub fn server_and_ca(kubeconfig: &Path) -> (String, String) {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let cluster = kubeconfig.clusters[0].cluster.clone().unwrap();
+    let ca = match (cluster.certificate_authority_data, cluster.certificate_authority) {
+        (Some(data), _) => base64::engine::general_purpose::STANDARD.decode(data).unwrap(),
+        (None, Some(file)) => std::fs::read(file).unwrap(),
+        (None, None) => panic!("the hub kubeconfig names no CA"),
+    };
+    (cluster.server.unwrap(), String::from_utf8(ca).unwrap())
 }

@@ -69,7 +69,7 @@ impl Setup {
             .await
             .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let (server, ca) = crate::registration_e2e::support::server_and_ca(hub.kubeconfig_path());
+        let (server, ca) = crate::support::server_and_ca(hub.kubeconfig_path());
         let bootstrap = ocm_core::registration::hub::bootstrap::bootstrap_kubeconfig(
             &hub_client,
             &server,

@@ -3,10 +3,9 @@
 //! task that can be killed and restarted like its pod. Every name is unique per test and the
 //! agent works in its own namespace on the spoke, so tests can share real clusters.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use base64::Engine;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -55,18 +54,6 @@ impl Drop for Join {
     }
 }
 
-/// Server URL and CA (PEM) of the first cluster of a kubeconfig file.
-pub fn server_and_ca(kubeconfig: &Path) -> (String, String) {
-    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let cluster = kubeconfig.clusters[0].cluster.clone().unwrap();
-    let ca = match (cluster.certificate_authority_data, cluster.certificate_authority) {
-        (Some(data), _) => base64::engine::general_purpose::STANDARD.decode(data).unwrap(),
-        (None, Some(file)) => std::fs::read(file).unwrap(),
-        (None, None) => panic!("the hub kubeconfig names no CA"),
-    };
-    (cluster.server.unwrap(), String::from_utf8(ca).unwrap())
-}
-
 impl Join {
     /// Hub (with CRDs) and spoke, the agent namespace, and a bootstrap kubeconfig minted the
     /// way `clusteradm get token` does. Nothing runs yet.
@@ -85,7 +72,7 @@ impl Join {
             .create(&PostParams::default(), &ns)
             .await
             .unwrap();
-        let (server, ca) = server_and_ca(hub.kubeconfig_path());
+        let (server, ca) = crate::support::server_and_ca(hub.kubeconfig_path());
         let text = bootstrap::bootstrap_kubeconfig(&hub_client, &server, &ca, Duration::from_secs(3600))
             .await
             .unwrap();

@@ -220,7 +220,7 @@ pub async fn identity_kubeconfig(env: &TestEnv, admin: &kube::Client, user: &str
     })
     .await;
     let _ = csrs.delete(&name, &Default::default()).await;
-    let (server, ca) = crate::registration_e2e::support::server_and_ca(env.kubeconfig_path());
+    let (server, ca) = crate::support::server_and_ca(env.kubeconfig_path());
     let b64 = |bytes: &[u8]| {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.encode(bytes)
