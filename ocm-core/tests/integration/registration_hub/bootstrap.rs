@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use base64::Engine;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams, PostParams};
@@ -16,19 +15,11 @@ async fn bootstrap_kubeconfig_can_join_but_not_read_secrets() {
     let env = ocm_controlplane::TestEnv::hub().await.unwrap();
     env.install_ocm_crds().await.unwrap();
     let admin = env.client().await.unwrap();
-    let kubeconfig = kube::config::Kubeconfig::read_from(env.kubeconfig_path()).unwrap();
-    let cluster = kubeconfig.clusters[0].cluster.clone().unwrap();
-    let ca = base64::engine::general_purpose::STANDARD
-        .decode(cluster.certificate_authority_data.unwrap())
+    // Real kubeconfigs often name a CA file instead of embedding it: take either.
+    let (server, ca) = crate::support::server_and_ca(env.kubeconfig_path());
+    let text = bootstrap::bootstrap_kubeconfig(&admin, &server, &ca, Duration::from_secs(3600))
+        .await
         .unwrap();
-    let text = bootstrap::bootstrap_kubeconfig(
-        &admin,
-        cluster.server.as_deref().unwrap(),
-        std::str::from_utf8(&ca).unwrap(),
-        Duration::from_secs(3600),
-    )
-    .await
-    .unwrap();
     let joiner = client_from(&text).await;
     let name = unique("boot");
     let managed: ManagedCluster = serde_json::from_value(serde_json::json!({
@@ -66,14 +57,9 @@ async fn bootstrap_kubeconfig_can_join_but_not_read_secrets() {
             .await
     ));
     // Idempotent: a second kubeconfig works as well.
-    bootstrap::bootstrap_kubeconfig(
-        &admin,
-        cluster.server.as_deref().unwrap(),
-        std::str::from_utf8(&ca).unwrap(),
-        Duration::from_secs(600),
-    )
-    .await
-    .unwrap();
+    bootstrap::bootstrap_kubeconfig(&admin, &server, &ca, Duration::from_secs(600))
+        .await
+        .unwrap();
     Api::<ManagedCluster>::all(admin.clone())
         .delete(&name, &Default::default())
         .await
