@@ -133,7 +133,7 @@ impl Reviewer {
     async fn answer(&self, check: &Check, requester: &Requester) -> Answer {
         if let Check::ClusterNamespace { cluster } = check {
             return match Api::<Namespace>::all(self.client.clone()).get_opt(cluster).await {
-                Ok(Some(ns)) if ns.status.and_then(|s| s.phase).as_deref() == Some("Terminating") => Answer::No,
+                Ok(Some(ns)) if ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") => Answer::No,
                 Ok(_) => Answer::Yes,
                 Err(e) => Answer::Failed(e.to_string()),
             };
@@ -163,7 +163,7 @@ impl Reviewer {
             .create(&PostParams::default(), &review)
             .await
         {
-            Ok(answered) if answered.status.is_some_and(|s| s.allowed) => Answer::Yes,
+            Ok(answered) if answered.status.as_ref().is_some_and(|s| s.allowed) => Answer::Yes,
             Ok(_) => Answer::No,
             Err(e) => Answer::Failed(e.to_string()),
         }

@@ -67,19 +67,12 @@ async fn bootstrap_identity_cannot_accept_its_cluster() {
         .kubectl(Some(&bootstrap), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, true, None, &[], None)))
         .await;
     assert_refused(&run, "Forbidden", VALIDATOR, &accept_refusal(&name, &user));
-    // Created as agents do (not accepted): fine; then accepting it by update or patch: refused.
+    // Created as agents do (not accepted): fine; then accepting it by an update (the bootstrap
+    // ClusterRole grants update, not patch): refused.
     let run = hub
         .kubectl(Some(&bootstrap), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, None, &[], None)))
         .await;
     assert_ok(&run, "creating the cluster unaccepted");
-    let run = hub
-        .kubectl(
-            Some(&bootstrap),
-            &["patch", "managedcluster", &name, "--type=merge", "-p", r#"{"spec":{"hubAcceptsClient":true}}"#],
-            None,
-        )
-        .await;
-    assert_refused(&run, "Forbidden", VALIDATOR, &accept_refusal(&name, &user));
     let mut object = get(&hub, &["get", "managedcluster", &name]).await;
     object["spec"]["hubAcceptsClient"] = json!(true);
     let run = hub
@@ -100,12 +93,10 @@ async fn bootstrap_identity_cannot_accept_its_cluster() {
         .await;
     assert_ok(&run, "accepting as the administrator");
     // Turning acceptance off needs no permission.
+    let mut object = get(&hub, &["get", "managedcluster", &name]).await;
+    object["spec"]["hubAcceptsClient"] = json!(false);
     let run = hub
-        .kubectl(
-            Some(&bootstrap),
-            &["patch", "managedcluster", &name, "--type=merge", "-p", r#"{"spec":{"hubAcceptsClient":false}}"#],
-            None,
-        )
+        .kubectl(Some(&bootstrap), &["replace", "-f", "-"], Some(object.to_string()))
         .await;
     assert_ok(&run, "denying as the bootstrap identity");
     hub.cleanup().await;

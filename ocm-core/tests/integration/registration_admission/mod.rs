@@ -12,6 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test helpers")]
 
 mod cases;
+mod server;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -240,9 +241,8 @@ impl AdmissionHub {
             all.extend(args.iter().map(String::as_str));
             let _ = self.kubectl(None, &all, None).await;
         }
-        if let Some((server, registration)) = &self.webhooks {
+        if let Some((_server, registration)) = &self.webhooks {
             registration.remove(&self.admin).await.unwrap();
-            let _ = server;
         }
     }
 }
