@@ -15,8 +15,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ocm_api::crd::InstallTarget;
 use ocm_api::admission::managed_cluster::MutateOptions;
+use ocm_api::crd::InstallTarget;
 use ocm_api::names::feature_gates::{Component, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_AUTO_APPROVAL};
 use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
@@ -177,7 +177,8 @@ impl HubArgs {
     async fn cluster(&self, admission: ClusterAdmission) -> Result<Cluster, ClusterError> {
         match &self.embedded {
             Some(dir) => {
-                Cluster::embedded_on_previous_port_with_admission(dir, self.embedded_port, Some(admission)).await
+                Cluster::embedded_on_previous_port_with_admission(dir, self.embedded_port, Some(admission))
+                    .await
             }
             None => Cluster::connect(self.kubeconfig.as_deref()).await,
         }
@@ -317,7 +318,9 @@ async fn serve_hub(
             Some(serve_webhooks(cluster, bind, args.webhook_service.as_deref(), admission).await?)
         }
         (Some(_), Some(_)) => {
-            tracing::warn!("--webhook-bind-address is not used with --embedded: its control plane admits clusters in-process");
+            tracing::warn!(
+                "--webhook-bind-address is not used with --embedded: its control plane admits clusters in-process"
+            );
             None
         }
         (None, _) => None,

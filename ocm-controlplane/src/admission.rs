@@ -58,7 +58,10 @@ enum Kind {
 }
 
 fn kind_of(info: &ResourceInfo, ctx: &RequestContext) -> Option<Kind> {
-    if !info.is_custom() || info.group != CLUSTER_GROUP || ctx.subresource.as_deref().is_some_and(|s| !s.is_empty()) {
+    if !info.is_custom()
+        || info.group != CLUSTER_GROUP
+        || ctx.subresource.as_deref().is_some_and(|s| !s.is_empty())
+    {
         return None;
     }
     match info.resource.as_str() {
@@ -126,7 +129,10 @@ pub(crate) async fn validate(
             } else {
                 Operation::Create
             };
-            (cluster_set_binding::validate(object, operation), CLUSTER_SET_BINDING_VALIDATOR)
+            (
+                cluster_set_binding::validate(object, operation),
+                CLUSTER_SET_BINDING_VALIDATOR,
+            )
         }
     };
     let checks = checks.map_err(|d| refused(&d, &webhook))?;
@@ -143,7 +149,9 @@ async fn answer(api: &Api, admission: &Admission, ctx: &RequestContext, check: &
     if let Check::ClusterNamespace { cluster } = check {
         let key = crate::storage::object_key("", "namespaces", None, cluster);
         return match api.storage.get(&key).await {
-            Ok(Some(ns)) if ns.object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") => {
+            Ok(Some(ns))
+                if ns.object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") =>
+            {
                 Answer::No
             }
             Ok(_) => Answer::Yes,

@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::{Check, Denial, Operation, Permission, meta_str};
 
 /// The refusal of a binding whose name is not its set's.
-pub const NAME_MISMATCH: &str = "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet";
+pub const NAME_MISMATCH: &str =
+    "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet";
 
 /// Checks `binding` and returns the permission checks the caller must make.
 ///

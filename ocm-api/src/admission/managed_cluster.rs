@@ -41,7 +41,12 @@ impl Default for MutateOptions {
 ///
 /// # Errors
 /// `400` when an UPDATE sets `timeAdded` of a taint it must not.
-pub fn mutate(cluster: &mut Value, old: Option<&Value>, now: &str, options: MutateOptions) -> Result<(), Denial> {
+pub fn mutate(
+    cluster: &mut Value,
+    old: Option<&Value>,
+    now: &str,
+    options: MutateOptions,
+) -> Result<(), Denial> {
     mutate_taints(cluster, old, now)?;
     if options.default_cluster_set && label(cluster, CLUSTER_SET).is_empty() {
         add_default_label(cluster);
@@ -66,7 +71,10 @@ fn mutate_taints(cluster: &mut Value, old: Option<&Value>, now: &str) -> Result<
         let stamp = match (old, original) {
             // CREATE: whatever the request says is replaced.
             (None, _) => true,
-            (Some(_), Some(o)) if str_of(o, "value") == str_of(taint, "value") && str_of(o, "effect") == str_of(taint, "effect") => {
+            (Some(_), Some(o))
+                if str_of(o, "value") == str_of(taint, "value")
+                    && str_of(o, "effect") == str_of(taint, "effect") =>
+            {
                 if !same_time(time_of(o), time_added) {
                     invalid.push(key);
                 }
@@ -164,7 +172,9 @@ pub fn validate(cluster: &Value, old: Option<&Value>) -> Result<Vec<Check>, Deni
         Some(old) => accepts(cluster) && !accepts(old),
     };
     if accepting {
-        checks.push(Check::ClusterNamespace { cluster: name.clone() });
+        checks.push(Check::ClusterNamespace {
+            cluster: name.clone(),
+        });
         checks.push(Check::Access {
             permission: Permission::Accept,
             name,
@@ -189,7 +199,10 @@ fn validate_object(cluster: &Value) -> Result<(), Denial> {
     let mut errors = Vec::new();
     let name_errors = namespace_name_errors(meta_str(cluster, "name"));
     if !name_errors.is_empty() {
-        errors.push(format!("metadata.name format is not correct: {}", name_errors.join(",")));
+        errors.push(format!(
+            "metadata.name format is not correct: {}",
+            name_errors.join(",")
+        ));
     }
     let configs = cluster
         .pointer("/spec/managedClusterClientConfigs")
@@ -263,7 +276,9 @@ mod tests {
 
     #[test]
     fn create_stamps_every_taint_and_ignores_given_times() {
-        let mut c = cluster(json!([{"key": "a", "effect": "NoSelect", "timeAdded": T0}, {"key": "b", "effect": "NoSelect"}]));
+        let mut c = cluster(
+            json!([{"key": "a", "effect": "NoSelect", "timeAdded": T0}, {"key": "b", "effect": "NoSelect"}]),
+        );
         mutate(&mut c, None, NOW, off()).unwrap();
         assert_eq!(c["spec"]["taints"][0]["timeAdded"], NOW);
         assert_eq!(c["spec"]["taints"][1]["timeAdded"], NOW);
@@ -273,30 +288,50 @@ mod tests {
     fn update_rules_for_taints() {
         let old = cluster(json!([{"key": "a", "effect": "NoSelect", "value": "v", "timeAdded": T0}]));
         // Unchanged with the same time (written differently): kept.
-        let mut same = cluster(json!([{"key": "a", "effect": "NoSelect", "value": "v", "timeAdded": "2022-02-21T08:11:06+00:00"}]));
+        let mut same = cluster(
+            json!([{"key": "a", "effect": "NoSelect", "value": "v", "timeAdded": "2022-02-21T08:11:06+00:00"}]),
+        );
         mutate(&mut same, Some(&old), NOW, off()).unwrap();
-        assert_eq!(same["spec"]["taints"][0]["timeAdded"], "2022-02-21T08:11:06+00:00");
+        assert_eq!(
+            same["spec"]["taints"][0]["timeAdded"],
+            "2022-02-21T08:11:06+00:00"
+        );
         // Unchanged with another time, or without its time: refused.
         for time in [json!("2023-01-01T00:00:00Z"), Value::Null] {
             let mut c = cluster(json!([{"key": "a", "effect": "NoSelect", "value": "v", "timeAdded": time}]));
             let denial = mutate(&mut c, Some(&old), NOW, off()).unwrap_err();
             assert_eq!(denial.code, 400);
-            assert_eq!(denial.message, "It is not allowed to set TimeAdded of Taint \"a\".");
+            assert_eq!(
+                denial.message,
+                "It is not allowed to set TimeAdded of Taint \"a\"."
+            );
         }
         // New or changed taints without a time get now; with one they are refused, all named.
-        let mut c = cluster(json!([{"key": "a", "effect": "NoSelect", "value": "w"}, {"key": "b", "effect": "PreferNoSelect"}]));
+        let mut c = cluster(
+            json!([{"key": "a", "effect": "NoSelect", "value": "w"}, {"key": "b", "effect": "PreferNoSelect"}]),
+        );
         mutate(&mut c, Some(&old), NOW, off()).unwrap();
         assert_eq!(c["spec"]["taints"][0]["timeAdded"], NOW);
         assert_eq!(c["spec"]["taints"][1]["timeAdded"], NOW);
-        let mut c = cluster(json!([{"key": "a", "effect": "NoSelectIfNew", "value": "v", "timeAdded": T0}, {"key": "b", "effect": "NoSelect", "timeAdded": NOW}]));
+        let mut c = cluster(
+            json!([{"key": "a", "effect": "NoSelectIfNew", "value": "v", "timeAdded": T0}, {"key": "b", "effect": "NoSelect", "timeAdded": NOW}]),
+        );
         let denial = mutate(&mut c, Some(&old), NOW, off()).unwrap_err();
-        assert_eq!(denial.message, "It is not allowed to set TimeAdded of Taint \"a,b\".");
+        assert_eq!(
+            denial.message,
+            "It is not allowed to set TimeAdded of Taint \"a,b\"."
+        );
         assert_eq!(denial.status()["reason"], "BadRequest");
     }
 
     #[test]
     fn default_cluster_set_label_when_missing_or_empty() {
-        for labels in [Value::Null, json!({}), json!({CLUSTER_SET: ""}), json!({"x": "y"})] {
+        for labels in [
+            Value::Null,
+            json!({}),
+            json!({CLUSTER_SET: ""}),
+            json!({"x": "y"}),
+        ] {
             let mut c = json!({"metadata": {"name": "c1", "labels": labels}, "spec": {}});
             mutate(&mut c, None, NOW, MutateOptions::default()).unwrap();
             assert_eq!(label(&c, CLUSTER_SET), "default", "{c}");
@@ -311,9 +346,7 @@ mod tests {
 
     #[test]
     fn names_and_urls() {
-        let with_url = |name: &str, url: &str| {
-            json!({"metadata": {"name": name}, "spec": {"managedClusterClientConfigs": [{"url": url}]}})
-        };
+        let with_url = |name: &str, url: &str| json!({"metadata": {"name": name}, "spec": {"managedClusterClientConfigs": [{"url": url}]}});
         assert_eq!(validate(&with_url("c1", "https://a:6443"), None), Ok(vec![]));
         let denial = validate(&with_url("c1", "http://a"), None).unwrap_err();
         assert_eq!(denial.code, 400);
@@ -362,14 +395,23 @@ mod tests {
         assert_eq!(validate(&c(true, None), None), Ok(accept.clone()));
         assert_eq!(validate(&c(true, None), Some(&c(true, None))), Ok(vec![]));
         assert_eq!(validate(&c(false, None), Some(&c(true, None))), Ok(vec![]));
-        assert_eq!(validate(&c(true, None), Some(&c(false, None))), Ok(accept.clone()));
+        assert_eq!(
+            validate(&c(true, None), Some(&c(false, None))),
+            Ok(accept.clone())
+        );
         assert_eq!(validate(&c(false, Some("prod")), None), Ok(vec![join("prod")]));
         assert_eq!(
             validate(&c(true, Some("prod")), Some(&c(false, Some("dev")))),
             Ok([accept, vec![join("dev"), join("prod")]].concat())
         );
-        assert_eq!(validate(&c(false, None), Some(&c(false, Some("dev")))), Ok(vec![join("dev")]));
-        assert_eq!(validate(&c(false, Some("dev")), Some(&c(false, Some("dev")))), Ok(vec![]));
+        assert_eq!(
+            validate(&c(false, None), Some(&c(false, Some("dev")))),
+            Ok(vec![join("dev")])
+        );
+        assert_eq!(
+            validate(&c(false, Some("dev")), Some(&c(false, Some("dev")))),
+            Ok(vec![])
+        );
         assert!(join("x").judge(&Answer::Yes, "u").is_ok());
     }
 }

@@ -235,7 +235,12 @@ impl Check {
             return None;
         };
         let (group, resource, subresource, verb) = match permission {
-            Permission::Accept => ("register.open-cluster-management.io", "managedclusters", "accept", "update"),
+            Permission::Accept => (
+                "register.open-cluster-management.io",
+                "managedclusters",
+                "accept",
+                "update",
+            ),
             Permission::Join => (CLUSTER_GROUP, "managedclustersets", "join", "create"),
             Permission::Bind => (CLUSTER_GROUP, "managedclustersets", "bind", "create"),
         };
@@ -268,13 +273,17 @@ impl Check {
             Answer::Yes => return Ok(()),
             Answer::Failed(error) => error.clone(),
             Answer::No => match self {
-                Check::ClusterNamespace { cluster } => format!("cluster namespace \"{cluster}\" is terminating"),
+                Check::ClusterNamespace { cluster } => {
+                    format!("cluster namespace \"{cluster}\" is terminating")
+                }
                 Check::Access { permission, name } => match permission {
                     Permission::Accept => format!("user \"{user}\" cannot update the HubAcceptsClient field"),
                     Permission::Join => format!(
                         "user \"{user}\" cannot add/remove a ManagedCluster to/from ManagedClusterSet \"{name}\""
                     ),
-                    Permission::Bind => format!("user \"{user}\" is not allowed to bind cluster set \"{name}\""),
+                    Permission::Bind => {
+                        format!("user \"{user}\" is not allowed to bind cluster set \"{name}\"")
+                    }
                 },
             },
         };
@@ -368,7 +377,12 @@ mod tests {
         };
         let attributes = join.attributes().unwrap();
         assert_eq!(
-            (attributes.group, attributes.resource, attributes.subresource, attributes.verb),
+            (
+                attributes.group,
+                attributes.resource,
+                attributes.subresource,
+                attributes.verb
+            ),
             (CLUSTER_GROUP, "managedclustersets", "join", "create")
         );
         assert_eq!(join.judge(&Answer::Yes, "u"), Ok(()));
@@ -391,11 +405,24 @@ mod tests {
         };
         let attributes = accept.attributes().unwrap();
         assert_eq!(
-            (attributes.group, attributes.resource, attributes.subresource, attributes.verb),
-            ("register.open-cluster-management.io", "managedclusters", "accept", "update")
+            (
+                attributes.group,
+                attributes.resource,
+                attributes.subresource,
+                attributes.verb
+            ),
+            (
+                "register.open-cluster-management.io",
+                "managedclusters",
+                "accept",
+                "update"
+            )
         );
         assert_eq!(
-            accept.judge(&Answer::Failed("boom".into()), "u").unwrap_err().message,
+            accept
+                .judge(&Answer::Failed("boom".into()), "u")
+                .unwrap_err()
+                .message,
             "managedclusters/accept.cluster.open-cluster-management.io \"c\" is forbidden: boom"
         );
         let ns = Check::ClusterNamespace { cluster: "c".into() };
@@ -409,7 +436,8 @@ mod tests {
     #[test]
     fn patches_replace_changed_sections_only() {
         let original = json!({"metadata": {"name": "a"}, "spec": {"taints": [{"key": "k"}]}});
-        let mutated = json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "spec": {"taints": [{"key": "k"}]}});
+        let mutated =
+            json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "spec": {"taints": [{"key": "k"}]}});
         assert_eq!(
             patch_operations(&original, &mutated),
             vec![json!({"op": "add", "path": "/metadata/labels", "value": {"x": "y"}})]

@@ -219,10 +219,7 @@ mod tests {
             desired_taints(&[taint(taints::UNAVAILABLE, 1)], Some(Status::False)),
             None
         );
-        assert_eq!(
-            desired_taints(&[taint("user/x", 1)], Some(Status::True)),
-            None
-        );
+        assert_eq!(desired_taints(&[taint("user/x", 1)], Some(Status::True)), None);
     }
 
     #[test]

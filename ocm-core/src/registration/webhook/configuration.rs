@@ -4,7 +4,9 @@
 //! CA as `caBundle`.
 
 use base64::Engine;
-use k8s_openapi::api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use ocm_api::admission::{
     CLUSTER_GROUP, CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR, Webhook,
@@ -58,12 +60,15 @@ impl Registration {
     }
 
     fn webhook(&self, webhook: &Webhook) -> Value {
-        let client_config = match &self.endpoint {
+        let mut client_config = match &self.endpoint {
             Endpoint::Url(base) => json!({"url": format!("{}{}", base.trim_end_matches('/'), webhook.path)}),
-            Endpoint::Service { namespace, name, port } => json!({"service": {
+            Endpoint::Service {
+                namespace,
+                name,
+                port,
+            } => json!({"service": {
                 "namespace": namespace, "name": name, "path": webhook.path, "port": port}}),
         };
-        let mut client_config = client_config;
         client_config["caBundle"] = json!(base64::engine::general_purpose::STANDARD.encode(&self.ca_pem));
         let mut hook = json!({
             "name": webhook.name,
@@ -189,8 +194,14 @@ mod tests {
         assert_eq!(hook["failurePolicy"], "Fail");
         assert_eq!(hook["rules"][0]["apiVersions"], json!(["*"]));
         let [cluster, binding] = r.validating();
-        assert_eq!(cluster["webhooks"][0]["rules"][0]["resources"], json!(["managedclusters"]));
-        assert_eq!(binding["webhooks"][0]["rules"][0]["apiVersions"], json!(["v1beta2"]));
+        assert_eq!(
+            cluster["webhooks"][0]["rules"][0]["resources"],
+            json!(["managedclusters"])
+        );
+        assert_eq!(
+            binding["webhooks"][0]["rules"][0]["apiVersions"],
+            json!(["v1beta2"])
+        );
         let r = Registration {
             endpoint: Endpoint::Service {
                 namespace: "ns".into(),
@@ -211,6 +222,9 @@ mod tests {
             cluster["webhooks"][0]["clientConfig"]["service"],
             json!({"namespace": "ns", "name": "svc", "path": MANAGED_CLUSTER_VALIDATOR.path, "port": 9443})
         );
-        assert_eq!(cluster["webhooks"][0]["objectSelector"], json!({"matchLabels": {"a": "b"}}));
+        assert_eq!(
+            cluster["webhooks"][0]["objectSelector"],
+            json!({"matchLabels": {"a": "b"}})
+        );
     }
 }

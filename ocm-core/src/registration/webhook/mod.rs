@@ -23,8 +23,13 @@ use axum::extract::State;
 use axum::routing::post;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
-use ocm_api::admission::{CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR, managed_cluster};
-use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+use ocm_api::admission::{
+    CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR, managed_cluster,
+};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
@@ -97,10 +102,12 @@ impl WebhookServer {
     pub async fn start(bind: &str, hosts: &[String], reviewer: Reviewer) -> Result<Self, WebhookError> {
         let (ca_pem, cert_pem, key_pem) = certificates(hosts)?;
         let tls = tls_config(&cert_pem, &key_pem)?;
-        let listener = TcpListener::bind(bind).await.map_err(|source| WebhookError::Bind {
-            address: bind.to_string(),
-            source,
-        })?;
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|source| WebhookError::Bind {
+                address: bind.to_string(),
+                source,
+            })?;
         let address = listener.local_addr().map_err(|source| WebhookError::Bind {
             address: bind.to_string(),
             source,
@@ -109,7 +116,11 @@ impl WebhookServer {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let task = tokio::spawn(serve(listener, acceptor, router));
         tracing::info!(%address, "admission webhooks serving");
-        Ok(Self { address, ca_pem, task })
+        Ok(Self {
+            address,
+            ca_pem,
+            task,
+        })
     }
 
     /// The address the server listens on.
@@ -142,9 +153,11 @@ pub fn mutate_options(default_cluster_set: bool) -> managed_cluster::MutateOptio
 
 fn router(reviewer: Reviewer) -> Router {
     let route = |rules: Rules| {
-        post(move |State(reviewer): State<Reviewer>, Json(review): Json<Value>| async move {
-            Json(reviewer.review(rules, &review).await)
-        })
+        post(
+            move |State(reviewer): State<Reviewer>, Json(review): Json<Value>| async move {
+                Json(reviewer.review(rules, &review).await)
+            },
+        )
     };
     Router::new()
         .route(MANAGED_CLUSTER_MUTATOR.path, route(Rules::MutateCluster))
@@ -212,7 +225,8 @@ fn tls_config(cert_pem: &str, key_pem: &str) -> Result<rustls::ServerConfig, Web
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
         .collect::<Result<_, _>>()
         .map_err(|e| WebhookError::ConfigureTls(e.to_string()))?;
-    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|e| WebhookError::ConfigureTls(e.to_string()))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+        .map_err(|e| WebhookError::ConfigureTls(e.to_string()))?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| WebhookError::ConfigureTls(e.to_string()))?
@@ -233,7 +247,13 @@ mod tests {
         assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"));
         let der = CertificateDer::from_pem_slice(cert.as_bytes()).unwrap();
         let (_, parsed) = x509_parser::parse_x509_certificate(&der).unwrap();
-        let sans = parsed.subject_alternative_name().unwrap().unwrap().value.general_names.len();
+        let sans = parsed
+            .subject_alternative_name()
+            .unwrap()
+            .unwrap()
+            .value
+            .general_names
+            .len();
         assert_eq!(sans, 2);
         assert!(tls_config(&cert, &key).is_ok());
     }

@@ -57,7 +57,11 @@ impl Requester {
                 .unwrap_or_default()
         };
         Self {
-            username: user.get("username").and_then(Value::as_str).unwrap_or_default().to_string(),
+            username: user
+                .get("username")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             uid: user.get("uid").and_then(Value::as_str).map(str::to_string),
             groups: user.get("groups").map(strings).unwrap_or_default(),
             extra: user
@@ -133,7 +137,11 @@ impl Reviewer {
     async fn answer(&self, check: &Check, requester: &Requester) -> Answer {
         if let Check::ClusterNamespace { cluster } = check {
             return match Api::<Namespace>::all(self.client.clone()).get_opt(cluster).await {
-                Ok(Some(ns)) if ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") => Answer::No,
+                Ok(Some(ns))
+                    if ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") =>
+                {
+                    Answer::No
+                }
                 Ok(_) => Answer::Yes,
                 Err(e) => Answer::Failed(e.to_string()),
             };

@@ -7,7 +7,8 @@ use crate::support::unique;
 
 const MUTATOR: &str = "managedclustermutators.admission.cluster.open-cluster-management.io";
 const VALIDATOR: &str = "managedclustervalidators.admission.cluster.open-cluster-management.io";
-const BINDING_VALIDATOR: &str = "managedclustersetbindingvalidators.admission.cluster.open-cluster-management.io";
+const BINDING_VALIDATOR: &str =
+    "managedclustersetbindingvalidators.admission.cluster.open-cluster-management.io";
 
 /// Asserts that `run` failed with kube-apiserver's relay of `webhook`'s refusal: `(Reason)` and
 /// `admission webhook "<webhook>" denied the request: <message>`.
@@ -56,7 +57,11 @@ async fn bootstrap_identity_cannot_accept_its_cluster() {
     let hub = AdmissionHub::start().await;
     let bootstrap = Identity::Kubeconfig(hub.bootstrap_kubeconfig().await);
     let whoami = hub
-        .kubectl(Some(&bootstrap), &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"], None)
+        .kubectl(
+            Some(&bootstrap),
+            &["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"],
+            None,
+        )
         .await;
     assert_ok(&whoami, "kubectl auth whoami");
     let user = whoami.stdout.trim().to_string();
@@ -64,19 +69,31 @@ async fn bootstrap_identity_cannot_accept_its_cluster() {
     hub.created(&["managedcluster", &name]);
     // Created accepted: refused.
     let run = hub
-        .kubectl(Some(&bootstrap), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, true, None, &[], None)))
+        .kubectl(
+            Some(&bootstrap),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, true, None, &[], None)),
+        )
         .await;
     assert_refused(&run, "Forbidden", VALIDATOR, &accept_refusal(&name, &user));
     // Created as agents do (not accepted): fine; then accepting it by an update (the bootstrap
     // ClusterRole grants update, not patch): refused.
     let run = hub
-        .kubectl(Some(&bootstrap), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, None, &[], None)))
+        .kubectl(
+            Some(&bootstrap),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, None, &[], None)),
+        )
         .await;
     assert_ok(&run, "creating the cluster unaccepted");
     let mut object = get(&hub, &["get", "managedcluster", &name]).await;
     object["spec"]["hubAcceptsClient"] = json!(true);
     let run = hub
-        .kubectl(Some(&bootstrap), &["replace", "-f", "-"], Some(object.to_string()))
+        .kubectl(
+            Some(&bootstrap),
+            &["replace", "-f", "-"],
+            Some(object.to_string()),
+        )
         .await;
     assert_refused(&run, "Forbidden", VALIDATOR, &accept_refusal(&name, &user));
     assert_eq!(
@@ -87,7 +104,14 @@ async fn bootstrap_identity_cannot_accept_its_cluster() {
     let run = hub
         .kubectl(
             None,
-            &["patch", "managedcluster", &name, "--type=merge", "-p", r#"{"spec":{"hubAcceptsClient":true}}"#],
+            &[
+                "patch",
+                "managedcluster",
+                &name,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"hubAcceptsClient":true}}"#,
+            ],
             None,
         )
         .await;
@@ -96,7 +120,11 @@ async fn bootstrap_identity_cannot_accept_its_cluster() {
     let mut object = get(&hub, &["get", "managedcluster", &name]).await;
     object["spec"]["hubAcceptsClient"] = json!(false);
     let run = hub
-        .kubectl(Some(&bootstrap), &["replace", "-f", "-"], Some(object.to_string()))
+        .kubectl(
+            Some(&bootstrap),
+            &["replace", "-f", "-"],
+            Some(object.to_string()),
+        )
         .await;
     assert_ok(&run, "denying as the bootstrap identity");
     hub.cleanup().await;
@@ -109,28 +137,49 @@ async fn the_accept_permission_lets_a_user_accept() {
         "resources": ["managedclusters/accept"], "verbs": ["update"]});
     let join_default = json!({"apiGroups": ["cluster.open-cluster-management.io"],
         "resources": ["managedclustersets/join"], "resourceNames": ["default"], "verbs": ["create"]});
-    let acceptor = hub.user_with(json!([cluster_writer(), accept, join_default])).await;
+    let acceptor = hub
+        .user_with(json!([cluster_writer(), accept, join_default]))
+        .await;
     let plain = hub.user_with(json!([cluster_writer(), join_default])).await;
     let a = unique("adm-acc");
     let b = unique("adm-acc");
     hub.created(&["managedcluster", &a]);
     hub.created(&["managedcluster", &b]);
     let run = hub
-        .kubectl(Some(&acceptor), &["create", "-f", "-"], Some(hub.cluster_yaml(&a, true, None, &[], None)))
+        .kubectl(
+            Some(&acceptor),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&a, true, None, &[], None)),
+        )
         .await;
     assert_ok(&run, "creating an accepted cluster with the accept permission");
     let run = hub
-        .kubectl(Some(&plain), &["create", "-f", "-"], Some(hub.cluster_yaml(&b, true, None, &[], None)))
+        .kubectl(
+            Some(&plain),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&b, true, None, &[], None)),
+        )
         .await;
     assert_refused(&run, "Forbidden", VALIDATOR, &accept_refusal(&b, plain.name()));
     let run = hub
-        .kubectl(Some(&plain), &["create", "-f", "-"], Some(hub.cluster_yaml(&b, false, None, &[], None)))
+        .kubectl(
+            Some(&plain),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&b, false, None, &[], None)),
+        )
         .await;
     assert_ok(&run, "creating an unaccepted cluster");
     let run = hub
         .kubectl(
             Some(&acceptor),
-            &["patch", "managedcluster", &b, "--type=merge", "-p", r#"{"spec":{"hubAcceptsClient":true}}"#],
+            &[
+                "patch",
+                "managedcluster",
+                &b,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"hubAcceptsClient":true}}"#,
+            ],
             None,
         )
         .await;
@@ -157,23 +206,46 @@ async fn joining_a_set_needs_the_join_permission_on_old_and_new_set() {
     hub.created(&["managedcluster", &name]);
     // Into a set it may not join: refused; into its set: fine.
     let run = hub
-        .kubectl(Some(&user), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, Some(&other), &[], None)))
+        .kubectl(
+            Some(&user),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, Some(&other), &[], None)),
+        )
         .await;
     assert_refused(&run, "Forbidden", VALIDATOR, &join_refusal(&other, user.name()));
     // Without a label the cluster joins `default`, which it may not join either.
     let run = hub
-        .kubectl(Some(&user), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, None, &[], None)))
+        .kubectl(
+            Some(&user),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, None, &[], None)),
+        )
         .await;
-    assert_refused(&run, "Forbidden", VALIDATOR, &join_refusal("default", user.name()));
+    assert_refused(
+        &run,
+        "Forbidden",
+        VALIDATOR,
+        &join_refusal("default", user.name()),
+    );
     let run = hub
-        .kubectl(Some(&user), &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, Some(&allowed), &[], None)))
+        .kubectl(
+            Some(&user),
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, Some(&allowed), &[], None)),
+        )
         .await;
     assert_ok(&run, "creating the cluster in its set");
     // Moving it to another set needs both: refused naming the new set.
     let run = hub
         .kubectl(
             Some(&user),
-            &["label", "managedcluster", &name, "--overwrite", &format!("cluster.open-cluster-management.io/clusterset={other}")],
+            &[
+                "label",
+                "managedcluster",
+                &name,
+                "--overwrite",
+                &format!("cluster.open-cluster-management.io/clusterset={other}"),
+            ],
             None,
         )
         .await;
@@ -182,7 +254,13 @@ async fn joining_a_set_needs_the_join_permission_on_old_and_new_set() {
     let run = hub
         .kubectl(
             None,
-            &["label", "managedcluster", &name, "--overwrite", &format!("cluster.open-cluster-management.io/clusterset={other}")],
+            &[
+                "label",
+                "managedcluster",
+                &name,
+                "--overwrite",
+                &format!("cluster.open-cluster-management.io/clusterset={other}"),
+            ],
             None,
         )
         .await;
@@ -190,14 +268,24 @@ async fn joining_a_set_needs_the_join_permission_on_old_and_new_set() {
     let run = hub
         .kubectl(
             Some(&user),
-            &["label", "managedcluster", &name, "--overwrite", &format!("cluster.open-cluster-management.io/clusterset={allowed}")],
+            &[
+                "label",
+                "managedcluster",
+                &name,
+                "--overwrite",
+                &format!("cluster.open-cluster-management.io/clusterset={allowed}"),
+            ],
             None,
         )
         .await;
     assert_refused(&run, "Forbidden", VALIDATOR, &join_refusal(&other, user.name()));
     // Changes that leave the label alone need no join permission.
     let run = hub
-        .kubectl(Some(&user), &["annotate", "managedcluster", &name, "note=x"], None)
+        .kubectl(
+            Some(&user),
+            &["annotate", "managedcluster", &name, "note=x"],
+            None,
+        )
         .await;
     assert_ok(&run, "annotating the cluster");
     hub.cleanup().await;
@@ -211,11 +299,18 @@ async fn taints_get_time_added_from_the_hub_only() {
     let given = "2022-02-21T08:11:06Z";
     let taint = json!({"key": "gpu", "value": "true", "effect": "NoSelect", "timeAdded": given});
     let run = hub
-        .kubectl(None, &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, None, &[taint], None)))
+        .kubectl(
+            None,
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, None, &[taint], None)),
+        )
         .await;
     assert_ok(&run, "creating a tainted cluster");
     let cluster = get(&hub, &["get", "managedcluster", &name]).await;
-    let stamped = cluster["spec"]["taints"][0]["timeAdded"].as_str().unwrap().to_string();
+    let stamped = cluster["spec"]["taints"][0]["timeAdded"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_ne!(stamped, given, "the time given on create is replaced");
     let patch = |taints: Value| json!({"spec": {"taints": taints}}).to_string();
     let kept = json!({"key": "gpu", "value": "true", "effect": "NoSelect", "timeAdded": stamped});
@@ -223,38 +318,69 @@ async fn taints_get_time_added_from_the_hub_only() {
     let run = hub
         .kubectl(
             None,
-            &["patch", "managedcluster", &name, "--type=merge", "-p",
+            &[
+                "patch",
+                "managedcluster",
+                &name,
+                "--type=merge",
+                "-p",
                 &patch(json!([
                     {"key": "gpu", "value": "true", "effect": "NoSelect", "timeAdded": given},
                     {"key": "b", "effect": "NoSelect", "timeAdded": given},
-                ]))],
+                ])),
+            ],
             None,
         )
         .await;
-    assert_refused(&run, "BadRequest", MUTATOR, "It is not allowed to set TimeAdded of Taint \"gpu,b\".");
+    assert_refused(
+        &run,
+        "BadRequest",
+        MUTATOR,
+        "It is not allowed to set TimeAdded of Taint \"gpu,b\".",
+    );
     // A changed value with a time: refused.
     let run = hub
         .kubectl(
             None,
-            &["patch", "managedcluster", &name, "--type=merge", "-p",
-                &patch(json!([{"key": "gpu", "value": "false", "effect": "NoSelect", "timeAdded": stamped}]))],
+            &[
+                "patch",
+                "managedcluster",
+                &name,
+                "--type=merge",
+                "-p",
+                &patch(json!([{"key": "gpu", "value": "false", "effect": "NoSelect", "timeAdded": stamped}])),
+            ],
             None,
         )
         .await;
-    assert_refused(&run, "BadRequest", MUTATOR, "It is not allowed to set TimeAdded of Taint \"gpu\".");
+    assert_refused(
+        &run,
+        "BadRequest",
+        MUTATOR,
+        "It is not allowed to set TimeAdded of Taint \"gpu\".",
+    );
     // A new taint without a time next to the kept one: stamped, the kept one untouched.
     let run = hub
         .kubectl(
             None,
-            &["patch", "managedcluster", &name, "--type=merge", "-p",
-                &patch(json!([kept, {"key": "b", "effect": "PreferNoSelect"}]))],
+            &[
+                "patch",
+                "managedcluster",
+                &name,
+                "--type=merge",
+                "-p",
+                &patch(json!([kept, {"key": "b", "effect": "PreferNoSelect"}])),
+            ],
             None,
         )
         .await;
     assert_ok(&run, "adding a taint without timeAdded");
     let taints = get(&hub, &["get", "managedcluster", &name]).await["spec"]["taints"].clone();
     assert_eq!(taints[0]["timeAdded"], stamped);
-    assert!(taints[1]["timeAdded"].as_str().is_some_and(|t| !t.is_empty()), "{taints}");
+    assert!(
+        taints[1]["timeAdded"].as_str().is_some_and(|t| !t.is_empty()),
+        "{taints}"
+    );
     hub.cleanup().await;
 }
 
@@ -264,19 +390,41 @@ async fn names_and_client_config_urls_are_checked() {
     let name = unique("adm-url");
     hub.created(&["managedcluster", &name]);
     let run = hub
-        .kubectl(None, &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, None, &[], Some("http://10.0.0.1:6443"))))
+        .kubectl(
+            None,
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, None, &[], Some("http://10.0.0.1:6443"))),
+        )
         .await;
-    assert_refused(&run, "BadRequest", VALIDATOR, "url \"http://10.0.0.1:6443\" is invalid in client configs");
+    assert_refused(
+        &run,
+        "BadRequest",
+        VALIDATOR,
+        "url \"http://10.0.0.1:6443\" is invalid in client configs",
+    );
     let run = hub
-        .kubectl(None, &["create", "-f", "-"], Some(hub.cluster_yaml(&name, false, None, &[], Some("https://10.0.0.1:6443"))))
+        .kubectl(
+            None,
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&name, false, None, &[], Some("https://10.0.0.1:6443"))),
+        )
         .await;
     assert_ok(&run, "creating with an https URL");
     let dotted = format!("{name}.x");
     hub.created(&["managedcluster", &dotted]);
     let run = hub
-        .kubectl(None, &["create", "-f", "-"], Some(hub.cluster_yaml(&dotted, false, None, &[], Some("https://a"))))
+        .kubectl(
+            None,
+            &["create", "-f", "-"],
+            Some(hub.cluster_yaml(&dotted, false, None, &[], Some("https://a"))),
+        )
         .await;
-    assert_refused(&run, "BadRequest", VALIDATOR, "metadata.name format is not correct: must not contain dots");
+    assert_refused(
+        &run,
+        "BadRequest",
+        VALIDATOR,
+        "metadata.name format is not correct: must not contain dots",
+    );
     hub.cleanup().await;
 }
 
@@ -285,7 +433,11 @@ async fn cluster_set_bindings_need_their_sets_name_and_the_bind_permission() {
     let hub = AdmissionHub::start().await;
     let namespace = unique("adm-ns");
     let set = unique("adm-bset");
-    assert_ok(&hub.kubectl(None, &["create", "namespace", &namespace], None).await, "creating the namespace");
+    assert_ok(
+        &hub.kubectl(None, &["create", "namespace", &namespace], None)
+            .await,
+        "creating the namespace",
+    );
     hub.created(&["namespace", &namespace]);
     let binding = |name: &str| {
         json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
@@ -299,14 +451,18 @@ async fn cluster_set_bindings_need_their_sets_name_and_the_bind_permission() {
         "resources": ["managedclustersets/bind"], "resourceNames": [set], "verbs": ["create"]});
     let binder = hub.user_with(json!([writer, bind])).await;
     let plain = hub.user_with(json!([writer])).await;
-    let run = hub.kubectl(None, &["create", "-f", "-"], Some(binding("other-name"))).await;
+    let run = hub
+        .kubectl(None, &["create", "-f", "-"], Some(binding("other-name")))
+        .await;
     assert_refused(
         &run,
         "BadRequest",
         BINDING_VALIDATOR,
         "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet",
     );
-    let run = hub.kubectl(Some(&plain), &["create", "-f", "-"], Some(binding(&set))).await;
+    let run = hub
+        .kubectl(Some(&plain), &["create", "-f", "-"], Some(binding(&set)))
+        .await;
     assert_refused(
         &run,
         "Forbidden",
@@ -316,17 +472,39 @@ async fn cluster_set_bindings_need_their_sets_name_and_the_bind_permission() {
             plain.name()
         ),
     );
-    let run = hub.kubectl(Some(&binder), &["create", "-f", "-"], Some(binding(&set))).await;
+    let run = hub
+        .kubectl(Some(&binder), &["create", "-f", "-"], Some(binding(&set)))
+        .await;
     assert_ok(&run, "binding with the bind permission");
     // Updates need no bind permission, but the name must still be the set's.
     let run = hub
-        .kubectl(Some(&plain), &["-n", &namespace, "annotate", "managedclustersetbinding", &set, "note=x"], None)
+        .kubectl(
+            Some(&plain),
+            &[
+                "-n",
+                &namespace,
+                "annotate",
+                "managedclustersetbinding",
+                &set,
+                "note=x",
+            ],
+            None,
+        )
         .await;
     assert_ok(&run, "annotating the binding");
     let run = hub
         .kubectl(
             None,
-            &["-n", &namespace, "patch", "managedclustersetbinding", &set, "--type=merge", "-p", r#"{"spec":{"clusterSet":"elsewhere"}}"#],
+            &[
+                "-n",
+                &namespace,
+                "patch",
+                "managedclustersetbinding",
+                &set,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"clusterSet":"elsewhere"}}"#,
+            ],
             None,
         )
         .await;

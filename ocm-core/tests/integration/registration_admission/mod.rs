@@ -9,7 +9,12 @@
 //! Identities: the bootstrap kubeconfig `hub get-token` hands out, and users impersonated by the
 //! admin (`kubectl --as`) with ClusterRoles made by the test.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test helpers")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers"
+)]
 
 mod cases;
 mod server;
@@ -58,13 +63,22 @@ impl AdmissionHub {
             TestEnv::hub().await.unwrap()
         } else {
             TestEnv::start_with(
-                ocm_controlplane::ControlPlane::builder().cluster_admission(Some(ClusterAdmission::default())),
+                ocm_controlplane::ControlPlane::builder()
+                    .cluster_admission(Some(ClusterAdmission::default())),
             )
             .await
             .unwrap()
         };
-        env.install_ocm_crds().await.unwrap();
         let admin = env.client().await.unwrap();
+        // The hub's CRDs only: these tests need the cluster kinds, nothing of the spoke's.
+        let crds = ocm_core::crds::generated(&[ocm_api::crd::InstallTarget::Hub])
+            .unwrap()
+            .into_iter()
+            .map(|g| g.crd)
+            .collect();
+        ocm_core::crds::install(&admin, crds, Duration::from_secs(60))
+            .await
+            .unwrap();
         let run = unique("adm");
         let webhooks = if real {
             let reviewer = Reviewer {
@@ -103,7 +117,11 @@ impl AdmissionHub {
         let probe = self.cluster_yaml(&unique("probe"), false, None, &[], Some("http://probe"));
         crate::support::eventually("the admission webhooks to serve", || async {
             let run = self
-                .kubectl(None, &["create", "--dry-run=server", "-f", "-"], Some(probe.clone()))
+                .kubectl(
+                    None,
+                    &["create", "--dry-run=server", "-f", "-"],
+                    Some(probe.clone()),
+                )
                 .await;
             (!run.ok && run.stderr.contains("is invalid in client configs")).then_some(())
         })
@@ -121,7 +139,10 @@ impl AdmissionHub {
         let text = bootstrap::bootstrap_kubeconfig(&self.admin, &server, &ca, Duration::from_secs(3600))
             .await
             .unwrap();
-        let path = self.dir.path().join(format!("{}.kubeconfig", unique("bootstrap")));
+        let path = self
+            .dir
+            .path()
+            .join(format!("{}.kubeconfig", unique("bootstrap")));
         std::fs::write(&path, text).unwrap();
         path
     }
@@ -148,7 +169,11 @@ impl AdmissionHub {
         }
         command
             .args(args)
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let output = tokio::task::spawn_blocking(move || {
@@ -210,7 +235,9 @@ impl AdmissionHub {
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": user},
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
         for object in [role, binding] {
-            let run = self.kubectl(None, &["create", "-f", "-"], Some(object.to_string())).await;
+            let run = self
+                .kubectl(None, &["create", "-f", "-"], Some(object.to_string()))
+                .await;
             assert!(run.ok, "creating RBAC: {}", run.stderr);
         }
         self.created(&["clusterrolebinding", &user]);

@@ -51,7 +51,12 @@ async fn webhook_server_answers_admission_reviews() {
         "spec": {"hubAcceptsClient": true, "taints": [{"key": "k", "effect": "NoSelect", "timeAdded": "2020-01-01T00:00:00Z"}]}});
 
     // Mutating: a JSON patch stamping the taint and adding the default set label.
-    let answer = post(&client, MANAGED_CLUSTER_MUTATOR.path, &review("CREATE", nobody.clone(), cluster.clone(), None)).await;
+    let answer = post(
+        &client,
+        MANAGED_CLUSTER_MUTATOR.path,
+        &review("CREATE", nobody.clone(), cluster.clone(), None),
+    )
+    .await;
     assert_eq!(answer["apiVersion"], "admission.k8s.io/v1");
     assert_eq!(answer["response"]["uid"], "u-1");
     assert_eq!(answer["response"]["allowed"], true);
@@ -84,7 +89,12 @@ async fn webhook_server_answers_admission_reviews() {
     );
 
     // Validating: accepting needs the accept permission (a SubjectAccessReview at the hub).
-    let answer = post(&client, MANAGED_CLUSTER_VALIDATOR.path, &review("CREATE", nobody, cluster.clone(), None)).await;
+    let answer = post(
+        &client,
+        MANAGED_CLUSTER_VALIDATOR.path,
+        &review("CREATE", nobody, cluster.clone(), None),
+    )
+    .await;
     assert_eq!(answer["response"]["allowed"], false);
     let status = &answer["response"]["status"];
     assert_eq!(status["code"], 403);
@@ -97,13 +107,23 @@ async fn webhook_server_answers_admission_reviews() {
         status["details"],
         json!({"name": "c1", "group": "cluster.open-cluster-management.io", "kind": "managedclusters/accept"})
     );
-    let answer = post(&client, MANAGED_CLUSTER_VALIDATOR.path, &review("CREATE", masters.clone(), cluster, None)).await;
+    let answer = post(
+        &client,
+        MANAGED_CLUSTER_VALIDATOR.path,
+        &review("CREATE", masters.clone(), cluster, None),
+    )
+    .await;
     assert_eq!(answer["response"]["allowed"], true, "{answer}");
 
     // Bindings: the name must be the set's.
     let binding = json!({"apiVersion": "cluster.open-cluster-management.io/v1beta2", "kind": "ManagedClusterSetBinding",
         "metadata": {"name": "a", "namespace": "ns"}, "spec": {"clusterSet": "b"}});
-    let answer = post(&client, CLUSTER_SET_BINDING_VALIDATOR.path, &review("CREATE", masters, binding, None)).await;
+    let answer = post(
+        &client,
+        CLUSTER_SET_BINDING_VALIDATOR.path,
+        &review("CREATE", masters, binding, None),
+    )
+    .await;
     assert_eq!(answer["response"]["allowed"], false);
     assert_eq!(answer["response"]["status"]["code"], 400);
     assert_eq!(
