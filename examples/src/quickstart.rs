@@ -270,14 +270,7 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
     println!("      $ export KUBECONFIG={hub_kubeconfig}");
 
     // The hub: CRDs, bootstrap RBAC, controllers.
-    let hub = demo.hub.insert(
-        Cluster::embedded_with_admission(
-            &paths.hub(),
-            0,
-            Some(ocm_controlplane::admission::ClusterAdmission::default()),
-        )
-        .await?,
-    );
+    let hub = demo.hub.insert(Cluster::embedded(&paths.hub(), 0).await?);
     hub.install_crds(InstallTarget::Hub).await?;
     bootstrap::ensure_bootstrap_rbac(&hub.client()).await?;
     let hub_client = hub.client();

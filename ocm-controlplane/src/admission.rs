@@ -4,7 +4,7 @@
 //!
 //! The control plane admits them when it serves as a hub: when it was started with
 //! [`ControlPlaneBuilder::cluster_admission`](crate::ControlPlaneBuilder::cluster_admission) (the
-//! `hub --embedded` binary, the quickstart, `serve --cluster-admission`). The rules then apply to
+//! `hub --embedded` binary, `serve --cluster-admission`). The rules then apply to
 //! the custom resources `managedclusters` and `managedclustersetbindings` of
 //! `cluster.open-cluster-management.io` — present once the OCM CRDs are installed — on create,
 //! update, patch and apply of the object itself (not of `/status`), dry runs included. A bare
