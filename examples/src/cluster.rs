@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use ocm_api::crd::InstallTarget;
+use ocm_controlplane::admission::ClusterAdmission;
 use ocm_controlplane::{ControlPlane, ControlPlaneHandle};
 
 /// How long CRDs may take to become Established.
@@ -97,6 +98,20 @@ impl Cluster {
     /// # Errors
     /// The directory could not be created or the server did not start.
     pub async fn embedded(dir: &Path, port: u16) -> Result<Self, ClusterError> {
+        Self::embedded_with_admission(dir, port, None).await
+    }
+
+    /// Like [`Cluster::embedded`], for a hub: with `admission`, the control plane admits
+    /// ManagedClusters and ManagedClusterSetBindings as upstream's cluster-manager webhooks do
+    /// (see `ocm_controlplane::admission`).
+    ///
+    /// # Errors
+    /// The directory could not be created or the server did not start.
+    pub async fn embedded_with_admission(
+        dir: &Path,
+        port: u16,
+        admission: Option<ClusterAdmission>,
+    ) -> Result<Self, ClusterError> {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         std::fs::create_dir_all(&dir).map_err(|source| ClusterError::CreateDataDir {
             path: dir.clone(),
@@ -105,6 +120,7 @@ impl Cluster {
         let handle = ControlPlane::builder()
             .data_dir(&dir)
             .port(port)
+            .cluster_admission(admission)
             .start()
             .await
             .map_err(|e| ClusterError::StartEmbedded {
@@ -128,18 +144,31 @@ impl Cluster {
     /// # Errors
     /// The directory could not be created or the server did not start.
     pub async fn embedded_on_previous_port(dir: &Path, port: Option<u16>) -> Result<Self, ClusterError> {
+        Self::embedded_on_previous_port_with_admission(dir, port, None).await
+    }
+
+    /// [`Cluster::embedded_on_previous_port`] with the hub's `admission` (see
+    /// [`Cluster::embedded_with_admission`]).
+    ///
+    /// # Errors
+    /// The directory could not be created or the server did not start.
+    pub async fn embedded_on_previous_port_with_admission(
+        dir: &Path,
+        port: Option<u16>,
+        admission: Option<ClusterAdmission>,
+    ) -> Result<Self, ClusterError> {
         if let Some(port) = port {
-            return Self::embedded(dir, port).await;
+            return Self::embedded_with_admission(dir, port, admission).await;
         }
         match previous_port(dir) {
-            Some(previous) => match Self::embedded(dir, previous).await {
+            Some(previous) => match Self::embedded_with_admission(dir, previous, admission).await {
                 Ok(cluster) => Ok(cluster),
                 Err(error) => {
                     tracing::warn!(%error, port = previous, "the previous port is not available; using a free one");
-                    Self::embedded(dir, 0).await
+                    Self::embedded_with_admission(dir, 0, admission).await
                 }
             },
-            None => Self::embedded(dir, 0).await,
+            None => Self::embedded_with_admission(dir, 0, admission).await,
         }
     }
 

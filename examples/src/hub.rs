@@ -4,16 +4,24 @@
 //! status) and serves `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
+//! ManagedClusters and ManagedClusterSetBindings are admitted as upstream's cluster-manager
+//! webhooks admit them: on a cluster, with `--webhook-bind-address`, `hub` serves the admission
+//! webhooks (its own serving certificate) and registers them with the cluster, by URL or by
+//! Service (`--webhook-service`); the embedded control plane admits them in-process.
+//!
 //! `hub get-token` does what `clusteradm get token` does: it prints (or writes) a bootstrap
 //! kubeconfig for joining clusters; `--bootstrap-kubeconfig-out FILE` writes one at start-up.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ocm_api::admission::managed_cluster::MutateOptions;
 use ocm_api::crd::InstallTarget;
-use ocm_api::names::feature_gates::{Component, MANAGED_CLUSTER_AUTO_APPROVAL};
+use ocm_api::names::feature_gates::{Component, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_AUTO_APPROVAL};
+use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
+use ocm_core::registration::webhook::{Endpoint, Registration, Reviewer, WebhookError, WebhookServer};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags::{self, FeatureGates, FlagError};
@@ -57,6 +65,17 @@ pub struct HubArgs {
     /// Where /healthz, /readyz and /metrics are served.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT")]
     pub metrics_bind_address: String,
+    /// Serve the ManagedCluster and ManagedClusterSetBinding admission webhooks on HOST:PORT
+    /// (HTTPS, with a serving certificate of its own) and register them with the cluster, as
+    /// upstream's cluster-manager does. Not used with --embedded, whose control plane admits
+    /// these kinds in-process.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub webhook_bind_address: Option<String>,
+    /// Register the webhooks by this Service (NAMESPACE/NAME[:PORT], port default: the bound
+    /// port) instead of by the URL of --webhook-bind-address, when `hub` runs in the cluster
+    /// behind that Service (upstream: open-cluster-management-hub/cluster-manager-registration-webhook).
+    #[arg(long, value_name = "NAMESPACE/NAME[:PORT]", requires = "webhook_bind_address")]
+    pub webhook_service: Option<String>,
     /// Write a bootstrap kubeconfig for joining clusters to FILE once the hub is set up.
     #[arg(long, value_name = "FILE")]
     pub bootstrap_kubeconfig_out: Option<PathBuf>,
@@ -107,6 +126,12 @@ pub enum HubCommandError {
     /// A hub controller stopped.
     #[error("running the hub controllers: {0}")]
     RunControllers(#[from] hub::HubError),
+    /// The admission webhooks could not be served or registered.
+    #[error("admission webhooks: {0}")]
+    ServeWebhooks(#[from] WebhookError),
+    /// `--webhook-service` is not NAMESPACE/NAME[:PORT].
+    #[error("--webhook-service: {0:?} is not NAMESPACE/NAME[:PORT]")]
+    ParseWebhookService(String),
 }
 
 impl HubArgs {
@@ -136,9 +161,25 @@ impl HubArgs {
         })
     }
 
-    async fn cluster(&self) -> Result<Cluster, ClusterError> {
+    /// How the hub admits ManagedClusters: the mutating rules follow the gate DefaultClusterSet.
+    ///
+    /// # Errors
+    /// A feature gate is malformed or unknown.
+    pub fn cluster_admission(&self) -> Result<ClusterAdmission, FlagError> {
+        let gates = FeatureGates::parse(Component::HubRegistration, &self.feature_gates)?;
+        Ok(ClusterAdmission {
+            mutate: MutateOptions {
+                default_cluster_set: gates.enabled(DEFAULT_CLUSTER_SET),
+            },
+        })
+    }
+
+    async fn cluster(&self, admission: ClusterAdmission) -> Result<Cluster, ClusterError> {
         match &self.embedded {
-            Some(dir) => Cluster::embedded_on_previous_port(dir, self.embedded_port).await,
+            Some(dir) => {
+                Cluster::embedded_on_previous_port_with_admission(dir, self.embedded_port, Some(admission))
+                    .await
+            }
             None => Cluster::connect(self.kubeconfig.as_deref()).await,
         }
     }
@@ -150,10 +191,11 @@ impl HubArgs {
 /// Flags are invalid, the cluster cannot be prepared, or a controller stopped.
 pub async fn run(args: HubArgs) -> Result<(), HubCommandError> {
     let options = args.hub_options()?;
-    let cluster = args.cluster().await?;
+    let admission = args.cluster_admission()?;
+    let cluster = args.cluster(admission).await?;
     let result = match &args.command {
         Some(HubCommand::GetToken { output }) => get_token(&cluster, &args, output.as_ref()).await,
-        None => serve_hub(&cluster, &args, options).await,
+        None => serve_hub(&cluster, &args, options, admission).await,
     };
     cluster.stop(SHUTDOWN_GRACE).await;
     result
@@ -200,9 +242,89 @@ fn write_private(path: &PathBuf, text: &str) -> Result<(), HubCommandError> {
     Ok(())
 }
 
-async fn serve_hub(cluster: &Cluster, args: &HubArgs, options: HubOptions) -> Result<(), HubCommandError> {
+/// The admission webhooks of a hub on a cluster, while they serve.
+struct Webhooks {
+    server: WebhookServer,
+    registration: Registration,
+}
+
+/// Serves the admission webhooks on `bind` and registers them with `cluster`.
+async fn serve_webhooks(
+    cluster: &Cluster,
+    bind: &str,
+    service: Option<&str>,
+    admission: ClusterAdmission,
+) -> Result<Webhooks, HubCommandError> {
+    let service = service.map(parse_service).transpose()?;
+    let mut hosts = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+    if let Ok(address) = bind.parse::<std::net::SocketAddr>()
+        && !address.ip().is_unspecified()
+        && !address.ip().is_loopback()
+    {
+        hosts.push(address.ip().to_string());
+    }
+    if let Some((namespace, name, _)) = &service {
+        hosts.push(format!("{name}.{namespace}.svc"));
+        hosts.push(format!("{name}.{namespace}.svc.cluster.local"));
+    }
+    let reviewer = Reviewer {
+        client: cluster.client(),
+        mutate: admission.mutate,
+    };
+    let server = WebhookServer::start(bind, &hosts, reviewer).await?;
+    let endpoint = match service {
+        Some((namespace, name, port)) => Endpoint::Service {
+            namespace,
+            name,
+            port: port.unwrap_or_else(|| i32::from(server.address().port())),
+        },
+        None => Endpoint::Url(server.url()),
+    };
+    let registration = Registration {
+        endpoint,
+        ca_pem: server.ca_pem().to_string(),
+        name_suffix: None,
+        object_selector: None,
+    };
+    registration.apply(&cluster.client()).await?;
+    tracing::info!(address = %server.address(), "admission webhooks registered");
+    Ok(Webhooks { server, registration })
+}
+
+/// `NAMESPACE/NAME[:PORT]`.
+fn parse_service(value: &str) -> Result<(String, String, Option<i32>), HubCommandError> {
+    let error = || HubCommandError::ParseWebhookService(value.to_string());
+    let (namespace, rest) = value.split_once('/').ok_or_else(error)?;
+    let (name, port) = match rest.split_once(':') {
+        Some((name, port)) => (name, Some(port.parse::<i32>().map_err(|_| error())?)),
+        None => (rest, None),
+    };
+    if namespace.is_empty() || name.is_empty() {
+        return Err(error());
+    }
+    Ok((namespace.to_string(), name.to_string(), port))
+}
+
+async fn serve_hub(
+    cluster: &Cluster,
+    args: &HubArgs,
+    options: HubOptions,
+    admission: ClusterAdmission,
+) -> Result<(), HubCommandError> {
     let crds = cluster.install_crds(InstallTarget::Hub).await?;
     tracing::info!(count = crds.len(), "hub CRDs installed");
+    let webhooks = match (&args.webhook_bind_address, cluster.embedded_handle()) {
+        (Some(bind), None) => {
+            Some(serve_webhooks(cluster, bind, args.webhook_service.as_deref(), admission).await?)
+        }
+        (Some(_), Some(_)) => {
+            tracing::warn!(
+                "--webhook-bind-address is not used with --embedded: its control plane admits clusters in-process"
+            );
+            None
+        }
+        (None, _) => None,
+    };
     bootstrap::ensure_bootstrap_rbac(&cluster.client()).await?;
     tracing::info!(
         role = bootstrap::BOOTSTRAP_CLUSTER_ROLE,
@@ -227,5 +349,16 @@ async fn serve_hub(cluster: &Cluster, args: &HubArgs, options: HubOptions) -> Re
         () = crate::process::shutdown_signal() => Ok(()),
     };
     server.shutdown().await;
+    // Webhooks registered by URL belong to this process: without it kube-apiserver could not
+    // write ManagedClusters at all (failure policy Fail). Registered by Service they stay, as
+    // upstream's do while its deployment restarts.
+    if let Some(webhooks) = webhooks
+        && matches!(webhooks.registration.endpoint, Endpoint::Url(_))
+    {
+        drop(webhooks.server);
+        if let Err(error) = webhooks.registration.remove(&cluster.client()).await {
+            tracing::warn!(%error, "removing the webhook configurations failed");
+        }
+    }
     result
 }

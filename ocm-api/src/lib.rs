@@ -7,6 +7,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cluster`] | `cluster.open-cluster-management.io`: ManagedCluster, cluster sets, placement, claims |
+//! | [`admission`] | ManagedCluster and ManagedClusterSetBinding admission as upstream's webhooks decide it (pure rules) |
 //! | [`addon`] | `addon.open-cluster-management.io`: ClusterManagementAddOn, ManagedClusterAddOn, AddOnDeploymentConfig, AddOnTemplate (v1alpha1 and v1beta1, with conversion) |
 //! | [`work`] | `work.open-cluster-management.io`: ManifestWork, AppliedManifestWork, ManifestWorkReplicaSet |
 //! | [`operator`] | `operator.open-cluster-management.io`: ClusterManager, Klusterlet |
@@ -57,6 +58,7 @@
 
 pub mod about;
 pub mod addon;
+pub mod admission;
 pub mod cluster;
 pub mod conditions;
 pub mod crd;

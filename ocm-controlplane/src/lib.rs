@@ -16,6 +16,7 @@
 //! | [`status`] | errors as `metav1.Status` with kube-apiserver's reasons and messages |
 //! | [`validation`] | names, labels, annotations, finalizers |
 //! | [`gojson`] | JSON syntax errors worded as Go's |
+//! | [`admission`] | in-process admission of the OCM hub kinds (ManagedCluster, ManagedClusterSetBinding) as upstream's webhooks |
 //! | [`auth`] | authentication: client certificates, bootstrap and ServiceAccount tokens, impersonation |
 //! | [`authorization`] | request attributes, RBAC evaluation, kube-apiserver's Forbidden messages |
 //! | [`http`] | paths, content negotiation, discovery, Table output |
@@ -29,6 +30,7 @@
 // move the allocation. Errors are the cold path of every handler.
 #![allow(clippy::result_large_err)]
 
+pub mod admission;
 pub mod auth;
 pub mod authorization;
 pub mod controllers;

@@ -57,6 +57,12 @@ struct ServeArgs {
     #[arg(long, value_name = "PORT", default_value_t = 6443)]
     port: u16,
 
+    /// Serve as an OCM hub: admit ManagedClusters and ManagedClusterSetBindings (once their CRDs
+    /// are installed) as upstream's cluster-manager admission webhooks do — accept and join
+    /// permissions, taint times, the default cluster-set label.
+    #[arg(long)]
+    cluster_admission: bool,
+
     /// How many changes the watch history keeps: a watch or an exact-revision list from an older
     /// resourceVersion gets 410 Gone (Expired), as after an etcd compaction.
     #[arg(long, value_name = "N", default_value_t = 20_000)]
@@ -128,6 +134,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .data_dir(&data_dir)
         .bind(args.bind.clone())
         .port(args.port)
+        .cluster_admission(
+            args.cluster_admission
+                .then(ocm_controlplane::admission::ClusterAdmission::default),
+        )
         .history_capacity(args.history_capacity)
         .anonymous_auth(args.anonymous_auth)
         .audit_log(args.audit_log_path.as_deref().map(absolute))

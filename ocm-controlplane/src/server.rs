@@ -71,6 +71,7 @@ pub struct ControlPlaneBuilder {
     converters: crate::conversion::Converters,
     anonymous_auth: bool,
     audit_log: Option<PathBuf>,
+    cluster_admission: Option<crate::admission::ClusterAdmission>,
 }
 
 /// How often the history is compacted by default (kube-apiserver's `--etcd-compaction-interval`).
@@ -92,6 +93,7 @@ impl ControlPlane {
             converters: crate::conversion::Converters::ocm(),
             anonymous_auth: true,
             audit_log: None,
+            cluster_admission: None,
         }
     }
 }
@@ -152,6 +154,14 @@ impl ControlPlaneBuilder {
         self
     }
 
+    /// Serve as an OCM hub: admit ManagedClusters and ManagedClusterSetBindings as upstream's
+    /// cluster-manager webhooks do ([`crate::admission`]); `None` (the default) admits them as a
+    /// kube-apiserver without those webhooks.
+    pub fn cluster_admission(mut self, admission: Option<crate::admission::ClusterAdmission>) -> Self {
+        self.cluster_admission = admission;
+        self
+    }
+
     /// Starts serving.
     pub async fn start(self) -> Result<ControlPlaneHandle, StartError> {
         let storage = MemoryStorage::open(MemoryStorageOptions {
@@ -182,7 +192,7 @@ impl ControlPlaneBuilder {
             format!("https://{host}:{}", local.port())
         };
         let registry = Arc::new(Registry::with_builtins_and_converters(self.converters.clone()));
-        let api = Api::new(storage.clone(), registry).with_root_ca(&credentials.ca_pem);
+        let mut api = Api::new(storage.clone(), registry).with_root_ca(&credentials.ca_pem);
         crate::controllers::bootstrap(&api)
             .await
             .map_err(StartError::Bootstrap)?;
@@ -199,6 +209,9 @@ impl ControlPlaneBuilder {
             .map_err(StartError::Bootstrap)?;
         let authorizer = Arc::new(crate::authorization::Authorizer::new());
         let rbac_rv = authorizer.load(storage.as_ref()).await?;
+        api.admission = self
+            .cluster_admission
+            .map(|options| Arc::new(crate::admission::Admission::new(options, authorizer.clone())));
         let certificates = Arc::new(credentials.client_certificates()?);
         let tokens = Arc::new(TokenIssuer::from_credentials(&credentials)?);
         let security = http::access::Security {

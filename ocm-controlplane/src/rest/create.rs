@@ -176,6 +176,7 @@ impl Api {
         if info.is_custom() {
             crate::crd::schema::default_custom(info, &mut object);
         }
+        crate::admission::mutate(self, info, ctx, &mut object, None)?;
         // A custom resource is validated against the schema of the version it was sent in (as
         // kube-apiserver does), before conversion to the storage version.
         let custom_causes = if info.is_custom() {
@@ -193,6 +194,7 @@ impl Api {
         if !causes.is_empty() {
             return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
         }
+        crate::admission::validate(self, info, ctx, &object, None).await?;
         {
             let m = meta_mut(&mut object);
             m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));

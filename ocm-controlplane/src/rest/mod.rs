@@ -105,6 +105,8 @@ pub struct Api {
     pub registry: Arc<Registry>,
     /// The serving CA bundle (PEM) published as `kube-root-ca.crt` into every namespace.
     pub root_ca: Option<Arc<str>>,
+    /// Admission of the OCM hub kinds, when the server serves as a hub ([`crate::admission`]).
+    pub admission: Option<Arc<crate::admission::Admission>>,
 }
 
 /// The name-generator alphabet of kube-apiserver (no vowels, no confusable digits).
@@ -273,6 +275,7 @@ impl Api {
             storage,
             registry,
             root_ca: None,
+            admission: None,
         }
     }
 

@@ -156,6 +156,7 @@ impl Api {
             if info.is_custom() {
                 crate::crd::schema::default_custom(info, &mut new);
             }
+            crate::admission::mutate(self, info, ctx, &mut new, Some(old))?;
             // Generation.
             let tracks = info.behavior.as_ref().is_some_and(|b| b.tracks_generation) || info.is_custom();
             if tracks && spec_part(&new) != spec_part(old) {
@@ -213,6 +214,7 @@ impl Api {
             if !causes.is_empty() {
                 return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
             }
+            crate::admission::validate(self, info, ctx, &new, Some(stored_old)).await?;
             if let Some(m) = new.as_object_mut() {
                 m.insert(
                     "apiVersion".into(),

@@ -3,6 +3,7 @@
 
 mod crds;
 mod hub_lock;
+mod registration_admission;
 mod registration_agent;
 mod registration_e2e;
 mod registration_hub;

@@ -2,8 +2,10 @@
 //!
 //! Missing or Unknown → `cluster.open-cluster-management.io/unreachable` (NoSelect); False →
 //! `cluster.open-cluster-management.io/unavailable` (NoSelect); True → neither. Other taints are
-//! kept. Upstream leaves `timeAdded` to its mutating webhook; we have none, so the controller
-//! stamps `timeAdded` itself when it adds a taint and keeps the time of taints it keeps.
+//! kept. As upstream, an added taint is sent without `timeAdded`: the hub's mutating admission
+//! (in-process on the embedded hub, the `hub` binary's webhook on a real one) stamps it, and
+//! refuses an update that sets it. Where no admission stamped it (a hub without the webhooks),
+//! the controller stamps it itself in a second patch; taints it keeps keep their time.
 
 use std::sync::Arc;
 
@@ -26,10 +28,10 @@ use crate::metrics::ControllerMetrics;
 const CONTROLLER: &str = "taint";
 
 /// The taints a cluster should carry given its current `taints` and the status of its Available
-/// condition (`None` when missing); `None` when nothing changes. Added taints get `timeAdded`
-/// `now`; taints kept keep theirs.
+/// condition (`None` when missing); `None` when nothing changes. Added taints have no
+/// `timeAdded` (admission gives them one); taints kept keep theirs.
 #[must_use]
-pub fn desired_taints(current: &[Taint], available: Option<Status>, now: &Time) -> Option<Vec<Taint>> {
+pub fn desired_taints(current: &[Taint], available: Option<Status>) -> Option<Vec<Taint>> {
     let (wanted, unwanted): (Option<&str>, &[&str]) = match available {
         None | Some(Status::Unknown) => (Some(taints::UNREACHABLE), &[taints::UNAVAILABLE]),
         Some(Status::False) => (Some(taints::UNAVAILABLE), &[taints::UNREACHABLE]),
@@ -49,11 +51,25 @@ pub fn desired_taints(current: &[Taint], available: Option<Status>, now: &Time) 
         next.push(Taint {
             key: key.to_string(),
             effect: TaintEffect::NoSelect,
-            time_added: Some(now.clone()),
+            time_added: None,
             value: None,
         });
     }
     (next != current).then_some(next)
+}
+
+/// `taints` with `timeAdded` = `now` where it is missing; `None` when every taint has one.
+#[must_use]
+pub fn stamp_missing_times(taints: &[Taint], now: &Time) -> Option<Vec<Taint>> {
+    taints.iter().any(|t| t.time_added.is_none()).then(|| {
+        taints
+            .iter()
+            .map(|t| Taint {
+                time_added: t.time_added.clone().or_else(|| Some(now.clone())),
+                ..t.clone()
+            })
+            .collect()
+    })
 }
 
 /// What failed while updating taints.
@@ -111,16 +127,29 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
             .unwrap_or_default();
         let available = conditions::find(list, cluster_conditions::AVAILABLE).and_then(|c| c.status());
         let current = cluster.spec.taints.as_deref().unwrap_or_default();
-        if let Some(next) = desired_taints(current, available, &super::now()) {
+        if let Some(next) = desired_taints(current, available) {
             let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
                 "spec": {"taints": next}});
-            Api::<ManagedCluster>::all(ctx.client.clone())
+            let api = Api::<ManagedCluster>::all(ctx.client.clone());
+            let patched = api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|source| TaintError::PatchTaints {
                     cluster: name.clone(),
                     source,
                 })?;
+            // No admission stamped the added taint (a hub without the webhooks): stamp it.
+            let written = patched.spec.taints.as_deref().unwrap_or_default();
+            if let Some(stamped) = stamp_missing_times(written, &super::now()) {
+                let patch = json!({"metadata": {"uid": patched.uid(), "resourceVersion": patched.resource_version()},
+                    "spec": {"taints": stamped}});
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map_err(|source| TaintError::PatchTaints {
+                        cluster: name.clone(),
+                        source,
+                    })?;
+            }
             publish(
                 &ctx.recorder,
                 cluster.as_ref(),
@@ -158,28 +187,39 @@ mod tests {
         }
     }
 
+    fn new_taint(key: &str) -> Taint {
+        Taint {
+            time_added: None,
+            ..taint(key, 0)
+        }
+    }
+
     #[test]
-    fn unknown_or_missing_adds_unreachable_with_time_added_now() {
-        let next = desired_taints(&[], None, &time(5)).unwrap();
-        assert_eq!(next, vec![taint(taints::UNREACHABLE, 5)]);
-        let next = desired_taints(&[taint(taints::UNAVAILABLE, 1)], Some(Status::Unknown), &time(5)).unwrap();
-        assert_eq!(next, vec![taint(taints::UNREACHABLE, 5)]);
+    fn unknown_or_missing_adds_unreachable_without_time_added() {
+        let next = desired_taints(&[], None).unwrap();
+        assert_eq!(next, vec![new_taint(taints::UNREACHABLE)]);
+        let next = desired_taints(&[taint(taints::UNAVAILABLE, 1)], Some(Status::Unknown)).unwrap();
+        assert_eq!(next, vec![new_taint(taints::UNREACHABLE)]);
+    }
+
+    #[test]
+    fn missing_times_are_stamped_and_others_kept() {
+        let stamped = stamp_missing_times(&[taint("a", 1), new_taint("b")], &time(5)).unwrap();
+        assert_eq!(stamped, vec![taint("a", 1), taint("b", 5)]);
+        assert_eq!(stamp_missing_times(&[taint("a", 1)], &time(5)), None);
     }
 
     #[test]
     fn kept_taints_keep_their_time_and_nothing_changes() {
         assert_eq!(
-            desired_taints(&[taint(taints::UNREACHABLE, 1)], Some(Status::Unknown), &time(9)),
+            desired_taints(&[taint(taints::UNREACHABLE, 1)], Some(Status::Unknown)),
             None
         );
         assert_eq!(
-            desired_taints(&[taint(taints::UNAVAILABLE, 1)], Some(Status::False), &time(9)),
+            desired_taints(&[taint(taints::UNAVAILABLE, 1)], Some(Status::False)),
             None
         );
-        assert_eq!(
-            desired_taints(&[taint("user/x", 1)], Some(Status::True), &time(9)),
-            None
-        );
+        assert_eq!(desired_taints(&[taint("user/x", 1)], Some(Status::True)), None);
     }
 
     #[test]
@@ -187,16 +227,14 @@ mod tests {
         let next = desired_taints(
             &[taint("user/x", 1), taint(taints::UNREACHABLE, 2)],
             Some(Status::False),
-            &time(7),
         );
         assert_eq!(
             next.unwrap(),
-            vec![taint("user/x", 1), taint(taints::UNAVAILABLE, 7)]
+            vec![taint("user/x", 1), new_taint(taints::UNAVAILABLE)]
         );
         let next = desired_taints(
             &[taint(taints::UNREACHABLE, 2), taint(taints::UNAVAILABLE, 3)],
             Some(Status::True),
-            &time(7),
         );
         assert_eq!(next.unwrap(), Vec::<Taint>::new());
     }
