@@ -452,7 +452,11 @@ async fn handle_inner(
         _ => body,
     };
     let body = access::admit(authorizer, &identity, &attributes, body)?;
+    let scale = ctx.subresource.as_deref() == Some("scale");
     let reply: Reply = match (method.clone(), target.name.is_some()) {
+        (Method::GET, true) if scale => api.get_scale(&info, &ctx).await?,
+        (Method::PUT, true) if scale => api.update_scale(&info, &ctx, &body).await?,
+        (Method::PATCH, true) if scale => api.patch_scale(&info, &ctx, content_type, &body, force).await?,
         (Method::GET, false) if is_watch => {
             let lines = api.watch(&info, &ctx, &q).await?;
             let lines = match accept {

@@ -19,6 +19,7 @@ pub mod reviews;
 pub mod strategic;
 #[cfg(test)]
 mod strategic_props;
+pub mod scale;
 pub mod token_request;
 mod update;
 pub mod watch;

@@ -10,6 +10,7 @@ mod kube_client;
 mod kube_runtime;
 mod kubectl;
 mod namespace_lifecycle;
+mod scale;
 mod security_rbac;
 mod server_side_apply;
 mod strategic_merge;
