@@ -397,25 +397,7 @@ async fn handle_inner(
         Some("Strict") => FieldValidation::Strict,
         _ => FieldValidation::Warn,
     };
-    let dry_run = match q.get("dryRun").map(String::as_str) {
-        None | Some("") => false,
-        Some("All") => true,
-        Some(other) => {
-            return Err(ApiError::invalid(
-                &crate::status::Subject {
-                    group: String::new(),
-                    resource: String::new(),
-                    kind: String::new(),
-                },
-                "",
-                vec![crate::status::Cause::not_supported(
-                    "dryRun",
-                    &json!([other]),
-                    &["All".into()],
-                )],
-            ));
-        }
-    };
+    let dry_run = dry_run_of(method, uri)?;
     let ctx = RequestContext {
         namespace: target.namespace.clone(),
         name: target.name.clone(),
@@ -536,6 +518,46 @@ async fn handle_inner(
     };
     access::after_write(authorizer, &attributes, reply.code, &reply.body);
     render(&info, accept, &q, reply)
+}
+
+/// The `dryRun` values of a request: `true` for `All`. Writes refuse any other value as
+/// kube-apiserver validates their options (`CreateOptions`, `UpdateOptions`, `PatchOptions`,
+/// `DeleteOptions`); reads ignore the parameter.
+fn dry_run_of(method: &Method, uri: &Uri) -> Result<bool, ApiError> {
+    let values: Vec<String> = uri
+        .query()
+        .map(form_pairs)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| k == "dryRun")
+        .map(|(_, v)| v)
+        .collect();
+    let options = match *method {
+        Method::POST => "CreateOptions",
+        Method::PUT => "UpdateOptions",
+        Method::PATCH => "PatchOptions",
+        Method::DELETE => "DeleteOptions",
+        _ => return Ok(false),
+    };
+    if values.iter().all(|v| v == "All") {
+        return Ok(!values.is_empty());
+    }
+    let shown = values
+        .iter()
+        .map(|v| crate::gojson::quote(v))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let detail = format!("Unsupported value: []string{{{shown}}}: supported values: \"All\"");
+    Err(ApiError::new(
+        422,
+        "Invalid",
+        format!("{options}.meta.k8s.io \"\" is invalid: dryRun: {detail}"),
+    )
+    .with_details(json!({
+        "group": "meta.k8s.io",
+        "kind": options,
+        "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}],
+    })))
 }
 
 fn aggregated_response(body: &Value) -> Response<Body> {

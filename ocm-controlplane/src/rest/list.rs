@@ -46,45 +46,6 @@ pub fn parse_rv(s: &str) -> Result<u64, ApiError> {
     })
 }
 
-fn supported_field(info: &ResourceInfo, field: &str) -> bool {
-    if matches!(field, "metadata.name" | "metadata.namespace") {
-        return true;
-    }
-    let extra: &[&str] = match (info.group.as_str(), info.resource.as_str()) {
-        ("", "secrets") => &["type"],
-        ("", "namespaces") => &["status.phase"],
-        ("", "pods") => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        ("", "events") | ("events.k8s.io", "events") => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
-        ("", "nodes") => &["spec.unschedulable"],
-        ("", "replicationcontrollers") => &["status.replicas"],
-        ("apps", "replicasets") => &["status.replicas"],
-        ("batch", "jobs") => &["status.successful"],
-        _ => &[],
-    };
-    extra.contains(&field)
-}
-
 /// kube-apiserver's checks of a list's options.
 fn list_option_causes(
     rv: Option<&str>,
@@ -170,9 +131,7 @@ impl ListOptions {
         let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or_default())
             .map_err(ApiError::bad_request)?;
         for f in field.fields() {
-            if !supported_field(info, f) {
-                return Err(ApiError::bad_request(format!("field label not supported: {f}")));
-            }
+            super::field_labels::check(info, f).map_err(ApiError::bad_request)?;
         }
         let limit = q
             .get("limit")

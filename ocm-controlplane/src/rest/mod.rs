@@ -10,6 +10,7 @@ mod apply;
 mod create;
 pub mod decode;
 mod delete;
+pub mod field_labels;
 pub mod kinds;
 pub mod kinds_events;
 pub mod kinds_workloads;
