@@ -178,6 +178,13 @@ pub fn encode_continue(rv: u64, start: &str) -> String {
     GO_RAW_URL.encode(body.to_string())
 }
 
+/// The token kube-apiserver hands out with the 410 of an expired token: it continues after the
+/// same key at the latest state (`rv` -1).
+fn encode_continue_at_latest(start: &str) -> String {
+    let body = json!({"v": "meta.k8s.io/v1", "rv": -1, "start": format!("{start}\u{0}")});
+    GO_RAW_URL.encode(body.to_string())
+}
+
 /// Go's `base64.RawURLEncoding` as a decoder: no padding, trailing bits allowed.
 const GO_RAW_URL: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
     &base64::alphabet::URL_SAFE,
@@ -211,6 +218,7 @@ fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
             "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ));
     }
+    // A token at the latest state (`rv` -1, from a 410) is read as 0: list the current state.
     let rv = v.get("rv").and_then(Value::as_u64).unwrap_or(0);
     let start = v
         .get("start")
@@ -261,7 +269,7 @@ impl Api {
         };
         let prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, ns);
         let (at, start) = match &opts.cont {
-            Some((rv, start)) => (Some(*rv), Some(start.clone())),
+            Some((rv, start)) => ((*rv > 0).then_some(*rv), Some(start.clone())),
             None => {
                 let at = match (opts.rv.as_deref(), opts.rv_match.as_deref()) {
                     (None, _) | (Some("0"), None | Some("NotOlderThan")) => None,
@@ -278,7 +286,7 @@ impl Api {
         let result = match self.storage.list(&prefix, at).await {
             Ok(r) => r,
             Err(StorageError::ReadExpired { .. }) if opts.cont.is_some() => {
-                let token = encode_continue(self.storage.current_rv(), "");
+                let token = encode_continue_at_latest(start.as_deref().unwrap_or_default());
                 return Err(ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.").with_metadata_continue(token));
             }
             Err(StorageError::ReadExpired { .. }) => {
