@@ -46,7 +46,12 @@ fn own_labels(group: &str, resource: &str) -> Option<&'static [&'static str]> {
         ],
         ("", "namespaces") => &["status.phase", "metadata.name"],
         ("", "secrets") => &["type", "metadata.namespace", "metadata.name"],
-        ("", "services") => &["metadata.namespace", "metadata.name", "spec.clusterIP", "spec.type"],
+        ("", "services") => &[
+            "metadata.namespace",
+            "metadata.name",
+            "spec.clusterIP",
+            "spec.type",
+        ],
         ("certificates.k8s.io", "certificatesigningrequests") => &["metadata.name", "spec.signerName"],
         ("batch", "jobs") => &["metadata.name", "metadata.namespace", "status.successful"],
         _ => return None,
@@ -89,7 +94,10 @@ mod tests {
         assert_eq!(check(&configmaps, "metadata.namespace"), Ok(()));
         assert_eq!(
             check(&configmaps, "spec.foo"),
-            Err("\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"".into())
+            Err(
+                "\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                    .into()
+            )
         );
         assert_eq!(
             check(&info("", "v1", "namespaces"), "metadata.namespace"),

@@ -17,10 +17,10 @@ pub mod kinds_workloads;
 pub mod list;
 mod patch;
 pub mod reviews;
+pub mod scale;
 pub mod strategic;
 #[cfg(test)]
 mod strategic_props;
-pub mod scale;
 pub mod token_request;
 mod update;
 pub mod watch;

@@ -143,7 +143,10 @@ impl Api {
 /// Applies an RFC 6902 patch as kube-apiserver's JSON patch library does. It differs from the RFC in
 /// one way clients rely on: a `test` for `null` passes when the member is absent from an object that
 /// exists (kube-rs's `finalizer()` adds the first finalizer with `test /metadata/finalizers null`).
-pub(super) fn apply_json_patch(target: &mut Value, patch: &json_patch::Patch) -> Result<(), json_patch::PatchError> {
+pub(super) fn apply_json_patch(
+    target: &mut Value,
+    patch: &json_patch::Patch,
+) -> Result<(), json_patch::PatchError> {
     for op in patch.iter() {
         if let json_patch::PatchOperation::Test(t) = op
             && t.value.is_null()

@@ -137,7 +137,9 @@ fn set_nested(object: &mut Value, path: &[String], value: Value) {
     let mut node = object;
     for key in parents {
         let map = super::ensure_object(node);
-        node = map.entry(key.clone()).or_insert_with(|| Value::Object(Map::new()));
+        node = map
+            .entry(key.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     super::ensure_object(node).insert(last.clone(), value);
 }
@@ -172,7 +174,10 @@ pub(crate) fn label_selector_string(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = Vec::new();
     if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
         for (key, value) in labels {
-            requirements.push((key.clone(), format!("{key}={}", value.as_str().unwrap_or_default())));
+            requirements.push((
+                key.clone(),
+                format!("{key}={}", value.as_str().unwrap_or_default()),
+            ));
         }
     }
     if let Some(expressions) = selector.get("matchExpressions").and_then(Value::as_array) {
@@ -300,7 +305,10 @@ fn managers_to_scale(paths: &ScalePaths, parent: &Value) -> Vec<Value> {
 
 /// Whether `set` holds the field at `path` (field names).
 fn owns(set: &FieldSet, path: &[String]) -> bool {
-    let elements: Vec<String> = path.iter().map(|n| fieldmanager::fieldset::field_element(n)).collect();
+    let elements: Vec<String> = path
+        .iter()
+        .map(|n| fieldmanager::fieldset::field_element(n))
+        .collect();
     set.has(&elements)
 }
 
@@ -331,8 +339,7 @@ fn managers_to_parent(
         Some(entries) => managers::decode(entries).map_err(|e| ApiError::internal(e.to_string()))?,
         None => Managed::new(),
     };
-    let mut scale_managed =
-        managers::decode(scale_entries).map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut scale_managed = managers::decode(scale_entries).map_err(|e| ApiError::internal(e.to_string()))?;
     let mut out = Managed::new();
     for (identity, owned) in &parent_managed {
         let Some(path) = paths.mapping(&owned.api_version) else {
@@ -422,12 +429,22 @@ fn check_scale_type(object: &mut Value) -> Result<(), ApiError> {
     if kind.is_empty() {
         map.insert("kind".into(), json!("Scale"));
     }
-    let api_version = if api_version.is_empty() { SCALE_API_VERSION.to_string() } else { api_version };
-    let kind = if kind.is_empty() { "Scale".to_string() } else { kind };
+    let api_version = if api_version.is_empty() {
+        SCALE_API_VERSION.to_string()
+    } else {
+        api_version
+    };
+    let kind = if kind.is_empty() {
+        "Scale".to_string()
+    } else {
+        kind
+    };
     if api_version == SCALE_API_VERSION && kind == "Scale" {
         return check_scale_fields(object);
     }
-    let version = api_version.split_once('/').map_or(api_version.as_str(), |(_, v)| v);
+    let version = api_version
+        .split_once('/')
+        .map_or(api_version.as_str(), |(_, v)| v);
     Err(ApiError::bad_request(format!(
         "{kind} in version \"{version}\" cannot be handled as a Scale: no kind \"{kind}\" is registered for version \"{api_version}\" in scheme \"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30\""
     )))
@@ -658,7 +675,10 @@ impl Api {
                             (new_scale, entries)
                         }
                     };
-                    let replicas = new_scale.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0);
+                    let replicas = new_scale
+                        .pointer("/spec/replicas")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
                     if info.is_custom() {
                         if replicas == MISSING_REPLICAS {
                             return Err(ApiError::bad_request(format!(
@@ -697,7 +717,8 @@ impl Api {
                     if let Some(m) = new_scale.get_mut("metadata").and_then(Value::as_object_mut) {
                         m.remove("managedFields");
                     }
-                    let parent_entries = managers_to_parent(&paths, parent, &parent_api_version, &scale_entries)?;
+                    let parent_entries =
+                        managers_to_parent(&paths, parent, &parent_api_version, &scale_entries)?;
                     let m = super::meta_mut(&mut new_parent);
                     if parent_entries.is_empty() {
                         m.remove("managedFields");

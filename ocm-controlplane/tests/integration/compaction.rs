@@ -46,11 +46,22 @@ async fn exact_lists_and_continue_tokens_expire_after_compaction() {
         let (code, created) = send(&client, "POST", &configmaps, "application/json", Some(&body)).await;
         assert_eq!(code, 201, "{created}");
     }
-    let (code, first_page) = send(&client, "GET", &format!("{configmaps}?labelSelector=set%3Dseed&limit=1"), "application/json", None).await;
+    let (code, first_page) = send(
+        &client,
+        "GET",
+        &format!("{configmaps}?labelSelector=set%3Dseed&limit=1"),
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 200, "{first_page}");
-    let rv = first_page["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let rv = first_page["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let token = first_page["metadata"]["continue"].as_str().unwrap().to_string();
-    let exact = format!("{configmaps}?labelSelector=set%3Dseed&resourceVersion={rv}&resourceVersionMatch=Exact");
+    let exact =
+        format!("{configmaps}?labelSelector=set%3Dseed&resourceVersion={rv}&resourceVersionMatch=Exact");
 
     // Before a compaction passes it, the list at that resourceVersion is served.
     let (code, at_rv) = send(&client, "GET", &exact, "application/json", None).await;
@@ -62,7 +73,14 @@ async fn exact_lists_and_continue_tokens_expire_after_compaction() {
     let mut round = 0;
     let answer = loop {
         let patch = json!({"data": {"i": format!("v{round}")}});
-        let (code, body) = send(&client, "PATCH", &format!("{configmaps}/item-0"), "application/merge-patch+json", Some(&patch)).await;
+        let (code, body) = send(
+            &client,
+            "PATCH",
+            &format!("{configmaps}/item-0"),
+            "application/merge-patch+json",
+            Some(&patch),
+        )
+        .await;
         assert_eq!(code, 200, "{body}");
         round += 1;
         let (code, body) = send(&client, "GET", &exact, "application/json", None).await;
@@ -76,13 +94,26 @@ async fn exact_lists_and_continue_tokens_expire_after_compaction() {
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
-    assert_eq!(answer, expired("The resourceVersion for the provided list is too old."));
+    assert_eq!(
+        answer,
+        expired("The resourceVersion for the provided list is too old.")
+    );
 
     // The continue token of the list at `rv` expired with it; the answer carries a fresh token
     // that continues from the current state.
-    let (code, body) = send(&client, "GET", &format!("{configmaps}?labelSelector=set%3Dseed&limit=1&continue={token}"), "application/json", None).await;
+    let (code, body) = send(
+        &client,
+        "GET",
+        &format!("{configmaps}?labelSelector=set%3Dseed&limit=1&continue={token}"),
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 410, "{body}");
-    let fresh = body["metadata"]["continue"].as_str().unwrap_or_default().to_string();
+    let fresh = body["metadata"]["continue"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(!fresh.is_empty(), "no fresh continue token in {body}");
     let mut without_token = body.clone();
     without_token["metadata"] = json!({});
@@ -96,13 +127,32 @@ async fn exact_lists_and_continue_tokens_expire_after_compaction() {
              now may show up in the list."
         )
     );
-    let (code, rest) = send(&client, "GET", &format!("{configmaps}?labelSelector=set%3Dseed&limit=5&continue={fresh}"), "application/json", None).await;
+    let (code, rest) = send(
+        &client,
+        "GET",
+        &format!("{configmaps}?labelSelector=set%3Dseed&limit=5&continue={fresh}"),
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 200, "{rest}");
-    let names: Vec<&str> = rest["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = rest["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["item-1", "item-2"]);
 
     // The current state is still listed, and a list at the current resourceVersion is exact.
-    let (code, now) = send(&client, "GET", &format!("{configmaps}?labelSelector=set%3Dseed"), "application/json", None).await;
+    let (code, now) = send(
+        &client,
+        "GET",
+        &format!("{configmaps}?labelSelector=set%3Dseed"),
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 200, "{now}");
     assert_eq!(now["items"][0]["data"]["i"], format!("v{}", round - 1));
     delete_namespace(&client, &ns).await;

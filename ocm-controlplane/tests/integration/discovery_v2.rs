@@ -34,7 +34,13 @@ fn group<'a>(list: &'a Value, name: &str) -> &'a Value {
         .as_array()
         .unwrap()
         .iter()
-        .find(|g| g["metadata"].get("name").and_then(Value::as_str).unwrap_or_default() == name)
+        .find(|g| {
+            g["metadata"]
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                == name
+        })
         .unwrap_or_else(|| panic!("no group {name:?}"))
 }
 
@@ -72,7 +78,10 @@ async fn aggregated_discovery_answers_as_kube_apiserver() {
     let apps = group(&apis, "apps");
     assert_eq!(apps["metadata"], json!({"name": "apps"}));
     let deployments = resource(&apps["versions"][0], "deployments");
-    assert_eq!(deployments["responseKind"], json!({"group": "", "version": "", "kind": "Deployment"}));
+    assert_eq!(
+        deployments["responseKind"],
+        json!({"group": "", "version": "", "kind": "Deployment"})
+    );
     assert_eq!(deployments["shortNames"], json!(["deploy"]));
     assert_eq!(deployments["categories"], json!(["all"]));
     assert_eq!(
@@ -103,7 +112,12 @@ async fn aggregated_discovery_answers_as_kube_apiserver() {
         let (client, name) = (client.clone(), name.clone());
         async move {
             let apis = aggregated(&client, "/apis").await;
-            let found = apis["items"].as_array().unwrap().iter().find(|g| g["metadata"]["name"] == name.as_str()).cloned();
+            let found = apis["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["metadata"]["name"] == name.as_str())
+                .cloned();
             found.map(|g| g["versions"][0].clone())
         }
     })
@@ -113,15 +127,22 @@ async fn aggregated_discovery_answers_as_kube_apiserver() {
     assert_eq!(
         entry["resources"],
         json!([{"resource": "sprockets", "responseKind": {"group": name, "version": "v1", "kind": "Sprocket"},
-            "scope": "Namespaced", "singularResource": "sprocket",
-            "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
-            "shortNames": ["spr"], "categories": ["gear"],
-            "subresources": [
-                {"subresource": "status", "responseKind": {"group": name, "version": "v1", "kind": "Sprocket"},
-                 "verbs": ["get", "patch", "update"]},
-                {"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
-                 "verbs": ["get", "patch", "update"]},
-            ]}])
+        "scope": "Namespaced", "singularResource": "sprocket",
+        "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
+        "shortNames": ["spr"], "categories": ["gear"],
+        "subresources": [
+            {"subresource": "status", "responseKind": {"group": name, "version": "v1", "kind": "Sprocket"},
+             "verbs": ["get", "patch", "update"]},
+            {"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+             "verbs": ["get", "patch", "update"]},
+        ]}])
     );
-    let _ = send(&client, "DELETE", &format!("{crds}/sprockets.{name}"), "application/json", None).await;
+    let _ = send(
+        &client,
+        "DELETE",
+        &format!("{crds}/sprockets.{name}"),
+        "application/json",
+        None,
+    )
+    .await;
 }

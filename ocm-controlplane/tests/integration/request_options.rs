@@ -34,21 +34,66 @@ async fn bad_dry_run_values_are_refused_per_verb() {
     assert_eq!(code, 201, "{created}");
     let object = format!("{configmaps}/cm");
     let cases = [
-        ("POST", configmaps.as_str(), "application/json", body.clone(), "CreateOptions"),
-        ("PUT", object.as_str(), "application/json", created.clone(), "UpdateOptions"),
-        ("PATCH", object.as_str(), "application/merge-patch+json", json!({"data": {"b": "2"}}), "PatchOptions"),
-        ("DELETE", object.as_str(), "application/json", json!({}), "DeleteOptions"),
+        (
+            "POST",
+            configmaps.as_str(),
+            "application/json",
+            body.clone(),
+            "CreateOptions",
+        ),
+        (
+            "PUT",
+            object.as_str(),
+            "application/json",
+            created.clone(),
+            "UpdateOptions",
+        ),
+        (
+            "PATCH",
+            object.as_str(),
+            "application/merge-patch+json",
+            json!({"data": {"b": "2"}}),
+            "PatchOptions",
+        ),
+        (
+            "DELETE",
+            object.as_str(),
+            "application/json",
+            json!({}),
+            "DeleteOptions",
+        ),
     ];
     for (method, path, content_type, body, options) in cases {
-        let (code, answer) = send(&client, method, &format!("{path}?dryRun=foo"), content_type, Some(&body)).await;
+        let (code, answer) = send(
+            &client,
+            method,
+            &format!("{path}?dryRun=foo"),
+            content_type,
+            Some(&body),
+        )
+        .await;
         assert_eq!(code, 422, "{method}: {answer}");
         assert_eq!(answer, bad_dry_run(options, "\"foo\""), "{method}");
     }
-    let (code, answer) = send(&client, "POST", &format!("{configmaps}?dryRun=All&dryRun=bar"), "application/json", Some(&body)).await;
+    let (code, answer) = send(
+        &client,
+        "POST",
+        &format!("{configmaps}?dryRun=All&dryRun=bar"),
+        "application/json",
+        Some(&body),
+    )
+    .await;
     assert_eq!(code, 422, "{answer}");
     assert_eq!(answer, bad_dry_run("CreateOptions", "\"All\", \"bar\""));
     // Nothing was written; reads ignore the parameter.
-    let (code, got) = send(&client, "GET", &format!("{object}?dryRun=foo"), "application/json", None).await;
+    let (code, got) = send(
+        &client,
+        "GET",
+        &format!("{object}?dryRun=foo"),
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 200, "{got}");
     assert_eq!(got["data"], json!({"a": "1"}));
     delete_namespace(&client, &ns).await;
@@ -65,27 +110,70 @@ async fn unsupported_field_selectors_are_refused_per_kind() {
     let client = env.client().await.unwrap();
     let ns = unique("field-selector");
     create_namespace(&client, &ns).await;
-    let default = "\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"";
+    let default =
+        "\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"";
     let cases = [
         (format!("/api/v1/namespaces/{ns}/configmaps"), default.to_string()),
-        (format!("/apis/apps/v1/namespaces/{ns}/deployments"), default.to_string()),
-        ("/apis/rbac.authorization.k8s.io/v1/clusterroles".to_string(), default.to_string()),
-        (format!("/api/v1/namespaces/{ns}/secrets"), "field label not supported: spec.foo".to_string()),
-        ("/api/v1/namespaces".to_string(), "field label not supported: spec.foo".to_string()),
-        (format!("/apis/batch/v1/namespaces/{ns}/jobs"), "field label \"spec.foo\" not supported for Job".to_string()),
+        (
+            format!("/apis/apps/v1/namespaces/{ns}/deployments"),
+            default.to_string(),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles".to_string(),
+            default.to_string(),
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/secrets"),
+            "field label not supported: spec.foo".to_string(),
+        ),
+        (
+            "/api/v1/namespaces".to_string(),
+            "field label not supported: spec.foo".to_string(),
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{ns}/jobs"),
+            "field label \"spec.foo\" not supported for Job".to_string(),
+        ),
     ];
     for (path, message) in &cases {
-        for query in ["fieldSelector=spec.foo%3Dbar", "fieldSelector=spec.foo%3Dbar&watch=true"] {
-            let (code, answer) = send(&client, "GET", &format!("{path}?{query}"), "application/json", None).await;
+        for query in [
+            "fieldSelector=spec.foo%3Dbar",
+            "fieldSelector=spec.foo%3Dbar&watch=true",
+        ] {
+            let (code, answer) = send(
+                &client,
+                "GET",
+                &format!("{path}?{query}"),
+                "application/json",
+                None,
+            )
+            .await;
             assert_eq!(code, 400, "{path}?{query}: {answer}");
             assert_eq!(answer, bad_request(message), "{path}?{query}");
         }
     }
     // Namespaces are not selected by their namespace; the supported fields still work.
-    let (code, answer) = send(&client, "GET", "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx", "application/json", None).await;
+    let (code, answer) = send(
+        &client,
+        "GET",
+        "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx",
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 400, "{answer}");
-    assert_eq!(answer, bad_request("field label not supported: metadata.namespace"));
-    let (code, answer) = send(&client, "GET", &format!("/api/v1/namespaces?fieldSelector=metadata.name%3D{ns}"), "application/json", None).await;
+    assert_eq!(
+        answer,
+        bad_request("field label not supported: metadata.namespace")
+    );
+    let (code, answer) = send(
+        &client,
+        "GET",
+        &format!("/api/v1/namespaces?fieldSelector=metadata.name%3D{ns}"),
+        "application/json",
+        None,
+    )
+    .await;
     assert_eq!(code, 200, "{answer}");
     assert_eq!(answer["items"].as_array().unwrap().len(), 1);
 
@@ -106,13 +194,34 @@ async fn unsupported_field_selectors_are_refused_per_kind() {
         async move { (send(&client, "GET", &gadgets, "application/json", None).await.0 == 200).then_some(()) }
     })
     .await;
-    for (label, code) in [("metadata.name", 200), ("metadata.namespace", 400), ("spec.foo", 400)] {
-        let (got, answer) = send(&client, "GET", &format!("{gadgets}?fieldSelector={label}%3Dx"), "application/json", None).await;
+    for (label, code) in [
+        ("metadata.name", 200),
+        ("metadata.namespace", 400),
+        ("spec.foo", 400),
+    ] {
+        let (got, answer) = send(
+            &client,
+            "GET",
+            &format!("{gadgets}?fieldSelector={label}%3Dx"),
+            "application/json",
+            None,
+        )
+        .await;
         assert_eq!(got, code, "{label}: {answer}");
         if code == 400 {
-            assert_eq!(answer, bad_request(&format!("field label not supported: {label}")));
+            assert_eq!(
+                answer,
+                bad_request(&format!("field label not supported: {label}"))
+            );
         }
     }
-    let _ = send(&client, "DELETE", &format!("{crds}/gadgets.{group}"), "application/json", None).await;
+    let _ = send(
+        &client,
+        "DELETE",
+        &format!("{crds}/gadgets.{group}"),
+        "application/json",
+        None,
+    )
+    .await;
     delete_namespace(&client, &ns).await;
 }

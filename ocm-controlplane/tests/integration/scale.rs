@@ -65,7 +65,14 @@ fn scale_entry<'a>(object: &'a Value, manager: &str) -> Option<&'a Value> {
 async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind: &str) {
     let name = unique(&kind.to_lowercase());
     let collection = format!("/apis/apps/v1/namespaces/{ns}/{plural}");
-    let (code, created) = send(client, "POST", &collection, JSON, Some(&apps_object(kind, &name, 2))).await;
+    let (code, created) = send(
+        client,
+        "POST",
+        &collection,
+        JSON,
+        Some(&apps_object(kind, &name, 2)),
+    )
+    .await;
     assert_eq!(code, 201, "{created}");
     let object = format!("{collection}/{name}");
     let scale = format!("{object}/scale");
@@ -77,7 +84,10 @@ async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind:
     assert_eq!(got["metadata"]["name"], name.as_str());
     assert_eq!(got["metadata"]["namespace"], ns);
     assert_eq!(got["metadata"]["uid"], created["metadata"]["uid"]);
-    assert_eq!(got["metadata"]["creationTimestamp"], created["metadata"]["creationTimestamp"]);
+    assert_eq!(
+        got["metadata"]["creationTimestamp"],
+        created["metadata"]["creationTimestamp"]
+    );
     assert!(got["metadata"].get("managedFields").is_none(), "{got}");
     assert_eq!(got["spec"], json!({"replicas": 2}));
     assert!(got["status"]["replicas"].is_i64(), "{got}");
@@ -90,7 +100,10 @@ async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind:
     assert_eq!(code, 200, "{updated}");
     assert_eq!(updated["kind"], "Scale");
     assert_eq!(updated["spec"]["replicas"], 3);
-    assert_ne!(updated["metadata"]["resourceVersion"], got["metadata"]["resourceVersion"]);
+    assert_ne!(
+        updated["metadata"]["resourceVersion"],
+        got["metadata"]["resourceVersion"]
+    );
     let (_, parent) = send(client, "GET", &object, JSON, None).await;
     assert_eq!(parent["spec"]["replicas"], 3);
     assert_eq!(parent["metadata"]["generation"], 2);
@@ -120,7 +133,11 @@ async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind:
     for (content_type, patch, want) in [
         (MERGE, json!({"spec": {"replicas": 4}}), 4),
         (STRATEGIC, json!({"spec": {"replicas": 5}}), 5),
-        (JSON_PATCH, json!([{"op": "replace", "path": "/spec/replicas", "value": 6}]), 6),
+        (
+            JSON_PATCH,
+            json!([{"op": "replace", "path": "/spec/replicas", "value": 6}]),
+            6,
+        ),
     ] {
         let (code, patched) = send(client, "PATCH", &scale, content_type, Some(&patch)).await;
         assert_eq!(code, 200, "{content_type}: {patched}");
@@ -173,7 +190,9 @@ async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind:
     assert_eq!(code, 422, "{invalid}");
     assert_eq!(
         invalid["message"],
-        format!("Scale.autoscaling \"{name}\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0")
+        format!(
+            "Scale.autoscaling \"{name}\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+        )
     );
     assert_eq!(invalid["details"]["kind"], "Scale");
     assert_eq!(invalid["details"]["group"], "autoscaling");
@@ -188,7 +207,10 @@ async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind:
     )
     .await;
     assert_eq!(code, 200, "{dry}");
-    assert!(dry["spec"].get("replicas").is_none(), "0 replicas are omitted: {dry}");
+    assert!(
+        dry["spec"].get("replicas").is_none(),
+        "0 replicas are omitted: {dry}"
+    );
     let (_, parent) = send(client, "GET", &object, JSON, None).await;
     assert_eq!(parent["spec"]["replicas"], 7);
 
@@ -282,7 +304,14 @@ async fn scale_of_a_custom_resource() {
     // Status written through /status gives the Scale its status and selector.
     let mut with_status = created.clone();
     with_status["status"] = json!({"replicas": 1, "selector": "app=w"});
-    let (code, body) = send(&client, "PUT", &format!("{object}/status"), JSON, Some(&with_status)).await;
+    let (code, body) = send(
+        &client,
+        "PUT",
+        &format!("{object}/status"),
+        JSON,
+        Some(&with_status),
+    )
+    .await;
     assert_eq!(code, 200, "{body}");
 
     let (code, got) = send(&client, "GET", &scale, JSON, None).await;
@@ -306,18 +335,34 @@ async fn scale_of_a_custom_resource() {
              please apply your changes to the latest version and try again"
         )
     );
-    let (code, patched) = send(&client, "PATCH", &scale, MERGE, Some(&json!({"spec": {"replicas": 6}}))).await;
+    let (code, patched) = send(
+        &client,
+        "PATCH",
+        &scale,
+        MERGE,
+        Some(&json!({"spec": {"replicas": 6}})),
+    )
+    .await;
     assert_eq!(code, 200, "{patched}");
     let (_, parent) = send(&client, "GET", &object, JSON, None).await;
     assert_eq!(parent["spec"]["replicas"], 6);
     assert_eq!(parent["status"]["replicas"], 1);
 
     // The CRD's schema still holds for the custom resource.
-    let (code, invalid) = send(&client, "PATCH", &scale, MERGE, Some(&json!({"spec": {"replicas": 11}}))).await;
+    let (code, invalid) = send(
+        &client,
+        "PATCH",
+        &scale,
+        MERGE,
+        Some(&json!({"spec": {"replicas": 11}})),
+    )
+    .await;
     assert_eq!(code, 422, "{invalid}");
     assert_eq!(
         invalid["message"],
-        format!("Widget.{group} \"w\" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10")
+        format!(
+            "Widget.{group} \"w\" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+        )
     );
 
     // Without a spec replicas field, a patch that does not set one is refused.
@@ -336,8 +381,18 @@ async fn scale_of_a_custom_resource() {
     )
     .await;
     assert_eq!(code, 400, "{refused}");
-    assert_eq!(refused["message"], "the spec replicas field \".spec.replicas\" cannot be empty");
-    let (code, body) = send(&client, "PATCH", &empty_scale, MERGE, Some(&json!({"spec": {"replicas": 1}}))).await;
+    assert_eq!(
+        refused["message"],
+        "the spec replicas field \".spec.replicas\" cannot be empty"
+    );
+    let (code, body) = send(
+        &client,
+        "PATCH",
+        &empty_scale,
+        MERGE,
+        Some(&json!({"spec": {"replicas": 1}})),
+    )
+    .await;
     assert_eq!(code, 200, "{body}");
 
     let (code, discovery) = send(&client, "GET", &format!("/apis/{group}/v1"), JSON, None).await;
@@ -350,8 +405,10 @@ async fn scale_of_a_custom_resource() {
         .cloned();
     assert_eq!(
         entry,
-        Some(json!({"name": "widgets/scale", "singularName": "", "namespaced": true, "group": "autoscaling",
-            "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}))
+        Some(
+            json!({"name": "widgets/scale", "singularName": "", "namespaced": true, "group": "autoscaling",
+            "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]})
+        )
     );
 
     delete_namespace(&client, &ns).await;
@@ -381,10 +438,33 @@ async fn rbac_names_the_scale_subresource() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "scaler"},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]});
     let rbac = format!("/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}");
-    assert_eq!(send(&client, "POST", &format!("{rbac}/roles"), JSON, Some(&role)).await.0, 201);
-    assert_eq!(send(&client, "POST", &format!("{rbac}/rolebindings"), JSON, Some(&binding)).await.0, 201);
+    assert_eq!(
+        send(&client, "POST", &format!("{rbac}/roles"), JSON, Some(&role))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        send(
+            &client,
+            "POST",
+            &format!("{rbac}/rolebindings"),
+            JSON,
+            Some(&binding)
+        )
+        .await
+        .0,
+        201
+    );
     let deployments = format!("/apis/apps/v1/namespaces/{ns}/deployments");
-    let (code, body) = send(&client, "POST", &deployments, JSON, Some(&apps_object("Deployment", "d", 1))).await;
+    let (code, body) = send(
+        &client,
+        "POST",
+        &deployments,
+        JSON,
+        Some(&apps_object("Deployment", "d", 1)),
+    )
+    .await;
     assert_eq!(code, 201, "{body}");
 
     let scaler = impersonating(&env, &user).await;
@@ -398,7 +478,14 @@ async fn rbac_names_the_scale_subresource() {
     })
     .await;
     assert_eq!(code, 200, "{body}");
-    let (code, body) = send(&scaler, "PATCH", &scale, MERGE, Some(&json!({"spec": {"replicas": 2}}))).await;
+    let (code, body) = send(
+        &scaler,
+        "PATCH",
+        &scale,
+        MERGE,
+        Some(&json!({"spec": {"replicas": 2}})),
+    )
+    .await;
     assert_eq!(code, 200, "{body}");
     let (code, forbidden) = send(&scaler, "GET", &format!("{deployments}/d"), JSON, None).await;
     assert_eq!(code, 403, "{forbidden}");
@@ -408,7 +495,14 @@ async fn rbac_names_the_scale_subresource() {
             "deployments.apps \"d\" is forbidden: User \"{user}\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"{ns}\""
         )
     );
-    let (code, forbidden) = send(&scaler, "GET", &format!("/apis/apps/v1/namespaces/{ns}/replicasets/d/scale"), JSON, None).await;
+    let (code, forbidden) = send(
+        &scaler,
+        "GET",
+        &format!("/apis/apps/v1/namespaces/{ns}/replicasets/d/scale"),
+        JSON,
+        None,
+    )
+    .await;
     assert_eq!(code, 403, "{forbidden}");
     assert_eq!(
         forbidden["message"],

@@ -279,8 +279,8 @@ async fn replay_on_testenv(scenarios: &[Scenario], shared: &Path) -> Report {
         .map(|scenario| {
             let capabilities = capabilities.clone();
             async move {
-                let builder =
-                    ocm_controlplane::ControlPlane::builder().compaction_interval(testenv_compaction(scenario));
+                let builder = ocm_controlplane::ControlPlane::builder()
+                    .compaction_interval(testenv_compaction(scenario));
                 let env = ocm_controlplane::TestEnv::start_with(builder)
                     .await
                     .expect("starting a TestEnv");

@@ -24,9 +24,13 @@ async fn kubectl_scale() {
     };
     let ns = unique("kubectl-scale");
     k.with_stdin("create", &namespace_yaml(&ns), &[]).await;
-    for (kind, resource) in [("Deployment", "deployment.apps"), ("StatefulSet", "statefulset.apps")] {
+    for (kind, resource) in [
+        ("Deployment", "deployment.apps"),
+        ("StatefulSet", "statefulset.apps"),
+    ] {
         let name = unique(&kind.to_lowercase());
-        k.with_stdin("create", &deployment_yaml(&name, &ns, kind), &[]).await;
+        k.with_stdin("create", &deployment_yaml(&name, &ns, kind), &[])
+            .await;
         let target = format!("{}/{name}", kind.to_lowercase());
         let out = k.ok(&["scale", "-n", &ns, &target, "--replicas=3"]).await;
         assert_eq!(out.trim(), format!("{resource}/{name} scaled"));
@@ -36,14 +40,25 @@ async fn kubectl_scale() {
         assert_eq!(replicas, "3");
         // --current-replicas is a precondition the Scale read must meet.
         let err = k
-            .fails(&["scale", "-n", &ns, &target, "--current-replicas=2", "--replicas=5"])
+            .fails(&[
+                "scale",
+                "-n",
+                &ns,
+                &target,
+                "--current-replicas=2",
+                "--replicas=5",
+            ])
             .await;
-        assert!(
-            err.contains("Expected replicas to be 2, was 3"),
-            "{err}"
-        );
+        assert!(err.contains("Expected replicas to be 2, was 3"), "{err}");
         let out = k
-            .ok(&["scale", "-n", &ns, &target, "--current-replicas=3", "--replicas=0"])
+            .ok(&[
+                "scale",
+                "-n",
+                &ns,
+                &target,
+                "--current-replicas=3",
+                "--replicas=0",
+            ])
             .await;
         assert_eq!(out.trim(), format!("{resource}/{name} scaled"));
         let scale: Value = serde_json::from_str(
