@@ -397,7 +397,7 @@ async fn handle_inner(
         Some("Strict") => FieldValidation::Strict,
         _ => FieldValidation::Warn,
     };
-    let dry_run = dry_run_of(method, uri)?;
+    let dry_run = dry_run_of(method, uri, &body)?;
     let ctx = RequestContext {
         namespace: target.namespace.clone(),
         name: target.name.clone(),
@@ -517,21 +517,43 @@ async fn handle_inner(
         }
     };
     access::after_write(authorizer, &attributes, reply.code, &reply.body);
+    if scale && let Some(Accept::Table { v1beta1 }) = accept {
+        let version = if v1beta1 {
+            "meta.k8s.io/v1beta1"
+        } else {
+            "meta.k8s.io/v1"
+        };
+        let include = q.get("includeObject").map(String::as_str);
+        let table = table::scale_table(&reply.body, include, version, info.is_custom());
+        return Ok(json_response(reply.code, &table, &reply.warnings));
+    }
     render(&info, accept, &q, reply)
 }
 
 /// The `dryRun` values of a request: `true` for `All`. Writes refuse any other value as
 /// kube-apiserver validates their options (`CreateOptions`, `UpdateOptions`, `PatchOptions`,
-/// `DeleteOptions`); reads ignore the parameter.
-fn dry_run_of(method: &Method, uri: &Uri) -> Result<bool, ApiError> {
-    let values: Vec<String> = uri
-        .query()
-        .map(form_pairs)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(k, _)| k == "dryRun")
-        .map(|(_, v)| v)
-        .collect();
+/// `DeleteOptions`); reads ignore the parameter. A delete with a JSON body takes its options
+/// (and so `dryRun`) from the body instead of the query, as kube-apiserver does.
+fn dry_run_of(method: &Method, uri: &Uri, body: &[u8]) -> Result<bool, ApiError> {
+    let from_body = (*method == Method::DELETE && !body.iter().all(u8::is_ascii_whitespace))
+        .then(|| serde_json::from_slice::<Value>(body).ok())
+        .flatten()
+        .filter(Value::is_object);
+    let values: Vec<String> = match from_body {
+        Some(options) => options
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default(),
+        None => uri
+            .query()
+            .map(form_pairs)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k == "dryRun")
+            .map(|(_, v)| v)
+            .collect(),
+    };
     let options = match *method {
         Method::POST => "CreateOptions",
         Method::PUT => "UpdateOptions",
@@ -542,12 +564,8 @@ fn dry_run_of(method: &Method, uri: &Uri) -> Result<bool, ApiError> {
     if values.iter().all(|v| v == "All") {
         return Ok(!values.is_empty());
     }
-    let shown = values
-        .iter()
-        .map(|v| crate::gojson::quote(v))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let detail = format!("Unsupported value: []string{{{shown}}}: supported values: \"All\"");
+    let shown = crate::gojson::encode(&json!(values));
+    let detail = format!("Unsupported value: {shown}: supported values: \"All\"");
     Err(ApiError::new(
         422,
         "Invalid",

@@ -413,8 +413,9 @@ fn validate_scale(scale: &Value) -> Vec<Cause> {
     }
 }
 
-/// Checks a Scale body's type, filling in `apiVersion` and `kind` when absent.
-fn check_scale_type(object: &mut Value) -> Result<(), ApiError> {
+/// Checks a Scale body's type, filling in `apiVersion` and `kind` when absent; `custom` words
+/// the refusal as apiextensions-apiserver does.
+fn check_scale_type(object: &mut Value, custom: bool) -> Result<(), ApiError> {
     let Some(map) = object.as_object_mut() else {
         return Err(ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type Scale): couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
@@ -442,11 +443,16 @@ fn check_scale_type(object: &mut Value) -> Result<(), ApiError> {
     if api_version == SCALE_API_VERSION && kind == "Scale" {
         return check_scale_fields(object);
     }
+    if custom {
+        return Err(ApiError::bad_request(
+            "no kind is registered for the type v1.Scale in scheme \"k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_handler.go:781\"",
+        ));
+    }
     let version = api_version
         .split_once('/')
         .map_or(api_version.as_str(), |(_, v)| v);
     Err(ApiError::bad_request(format!(
-        "{kind} in version \"{version}\" cannot be handled as a Scale: no kind \"{kind}\" is registered for version \"{api_version}\" in scheme \"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30\""
+        "{kind} in version \"{version}\" cannot be handled as a Scale: converting ({version}.{kind}) to (autoscaling.Scale): unknown conversion"
     )))
 }
 
@@ -496,6 +502,14 @@ impl Api {
     pub async fn get_scale(&self, info: &ResourceInfo, ctx: &RequestContext) -> Result<Reply, ApiError> {
         let paths = self.scale_paths(info).await?;
         let parent = self.get(info, ctx).await?;
+        // A custom resource without its spec replicas field has no Scale to read (kube-apiserver
+        // answers 500).
+        if info.is_custom() && replicas_at(&parent.body, &paths.spec_replicas)?.is_none() {
+            return Err(ApiError::internal(format!(
+                "the spec replicas field {:?} does not exist",
+                paths.spec_replicas_text
+            )));
+        }
         Ok(Reply::ok(scale_of(&paths, &parent.body, false)?))
     }
 
@@ -508,7 +522,7 @@ impl Api {
     ) -> Result<Reply, ApiError> {
         let mut scale = super::decode::parse_object_body(info, body)
             .map_err(|e| ApiError::bad_request(e.message.replacen(&info.kind, "Scale", 1)))?;
-        check_scale_type(&mut scale)?;
+        check_scale_type(&mut scale, info.is_custom())?;
         let url_name = ctx.name.clone().unwrap_or_default();
         let body_name = meta_str(&scale, "name").to_string();
         if body_name != url_name {
@@ -659,7 +673,7 @@ impl Api {
                                 }
                                 ScaleWrite::Apply { .. } => Value::Null,
                             };
-                            check_scale_type(&mut new_scale)?;
+                            check_scale_type(&mut new_scale, info.is_custom())?;
                             let manager = Manager {
                                 name: &request_manager,
                                 api_version: SCALE_API_VERSION,

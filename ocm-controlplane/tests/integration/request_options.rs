@@ -13,7 +13,7 @@ use crate::garbage_collection::{create_namespace, delete_namespace, eventually, 
 use crate::scale::send;
 
 fn bad_dry_run(options: &str, values: &str) -> Value {
-    let detail = format!("Unsupported value: []string{{{values}}}: supported values: \"All\"");
+    let detail = format!("Unsupported value: [{values}]: supported values: \"All\"");
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": format!("{options}.meta.k8s.io \"\" is invalid: dryRun: {detail}"),
         "reason": "Invalid",
@@ -59,17 +59,18 @@ async fn bad_dry_run_values_are_refused_per_verb() {
             "DELETE",
             object.as_str(),
             "application/json",
-            json!({}),
+            Value::Null,
             "DeleteOptions",
         ),
     ];
     for (method, path, content_type, body, options) in cases {
+        let body = (!body.is_null()).then_some(body);
         let (code, answer) = send(
             &client,
             method,
             &format!("{path}?dryRun=foo"),
             content_type,
-            Some(&body),
+            body.as_ref(),
         )
         .await;
         assert_eq!(code, 422, "{method}: {answer}");
@@ -84,8 +85,29 @@ async fn bad_dry_run_values_are_refused_per_verb() {
     )
     .await;
     assert_eq!(code, 422, "{answer}");
-    assert_eq!(answer, bad_dry_run("CreateOptions", "\"All\", \"bar\""));
-    // Nothing was written; reads ignore the parameter.
+    assert_eq!(answer, bad_dry_run("CreateOptions", "\"All\",\"bar\""));
+    // A delete with a body takes its options from the body: its dryRun is checked, and
+    // `dryRun: ["All"]` there makes the delete a dry run whatever the query says.
+    let (code, answer) = send(
+        &client,
+        "DELETE",
+        &object,
+        "application/json",
+        Some(&json!({"dryRun": ["bar"]})),
+    )
+    .await;
+    assert_eq!(code, 422, "{answer}");
+    assert_eq!(answer, bad_dry_run("DeleteOptions", "\"bar\""));
+    let (code, answer) = send(
+        &client,
+        "DELETE",
+        &format!("{object}?dryRun=foo"),
+        "application/json",
+        Some(&json!({"dryRun": ["All"]})),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    // Nothing was written or deleted; reads ignore the parameter.
     let (code, got) = send(
         &client,
         "GET",

@@ -70,6 +70,9 @@ async fn kubectl_scale() {
         assert_eq!(scale["apiVersion"], "autoscaling/v1");
         assert_eq!(scale["spec"], json!({}));
         assert_eq!(scale["status"]["selector"], format!("app={name}"));
+        let table = Table::parse(&k.ok(&["get", "-n", &ns, &target, "--subresource=scale"]).await);
+        assert_eq!(table.columns, columns(&["NAME", "DESIRED", "AVAILABLE", "AGE"]));
+        assert_eq!(table.row(0, &name)[1], "0");
     }
     k.ok(&["delete", "namespace", &ns, "--wait=false"]).await;
 }
