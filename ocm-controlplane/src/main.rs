@@ -68,6 +68,13 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 20_000)]
     history_capacity: usize,
 
+    /// How often the history is compacted, as kube-apiserver's flag of the same name has etcd
+    /// compact it (a Go duration: `5m`, `30s`, `1h30m`; `0` never compacts). After each round,
+    /// exact-resourceVersion lists and `continue` tokens older than the previous round answer 410
+    /// Gone (Expired), as do watches from before the retained history.
+    #[arg(long, value_name = "DURATION", default_value = "5m0s", value_parser = parse_go_duration)]
+    etcd_compaction_interval: Duration,
+
     /// On SIGTERM or Ctrl-C, how long requests in flight may take to finish before their
     /// connections are dropped (watches are ended at once). A second signal stops at once.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
@@ -123,6 +130,46 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
+/// Parses a Go duration (`time.ParseDuration`): a sequence of decimal numbers, each with a unit
+/// (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), e.g. `5m0s` or `1.5h`; a bare `0` is zero.
+fn parse_go_duration(text: &str) -> Result<Duration, String> {
+    let invalid = || format!("time: invalid duration {text:?}");
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if text.starts_with('-') {
+        return Err(format!("negative duration {text:?}"));
+    }
+    let mut rest = text.strip_prefix('+').unwrap_or(text);
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let mut nanos: f64 = 0.0;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            "" => return Err(format!("time: missing unit in duration {text:?}")),
+            unit => return Err(format!("time: unknown unit {unit:?} in duration {text:?}")),
+        };
+        rest = &rest[unit_len..];
+        nanos += number * scale;
+    }
+    Ok(Duration::from_nanos(nanos as u64))
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -139,6 +186,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
                 .then(ocm_controlplane::admission::ClusterAdmission::default),
         )
         .history_capacity(args.history_capacity)
+        .compaction_interval(Some(args.etcd_compaction_interval))
         .anonymous_auth(args.anonymous_auth)
         .audit_log(args.audit_log_path.as_deref().map(absolute))
         .start()
@@ -189,5 +237,40 @@ fn main() -> ExitCode {
             eprintln!("ocm-controlplane: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("5m0s"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_go_duration("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_go_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_go_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_go_duration("5").is_err());
+        assert!(parse_go_duration("5x").is_err());
+        assert!(parse_go_duration("").is_err());
+        assert!(parse_go_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn the_compaction_flag_defaults_to_five_minutes() {
+        let cli = Cli::parse_from(["ocm-controlplane", "serve", "--data-dir", "/tmp/x"]);
+        let Command::Serve(args) = cli.command;
+        assert_eq!(args.etcd_compaction_interval, Duration::from_secs(300));
+        let cli = Cli::parse_from([
+            "ocm-controlplane",
+            "serve",
+            "--data-dir",
+            "/tmp/x",
+            "--etcd-compaction-interval=0",
+        ]);
+        let Command::Serve(args) = cli.command;
+        assert_eq!(args.etcd_compaction_interval, Duration::ZERO);
     }
 }

@@ -147,11 +147,19 @@ pub fn aggregated(registry: &Registry, legacy: bool) -> Value {
         for version in versions {
             let mut resources = Vec::new();
             for info in registry.resources_of(&group, &version) {
+                // kube-apiserver's built-in kinds name no group or version in their response
+                // kinds (only subresources of another kind, such as `scale`, do); the CRD
+                // discovery controller names them.
+                let (own_group, own_version) = if info.is_custom() {
+                    (group.as_str(), version.as_str())
+                } else {
+                    ("", "")
+                };
                 let mut r = serde_json::Map::new();
                 r.insert("resource".into(), json!(info.resource));
                 r.insert(
                     "responseKind".into(),
-                    json!({"group": group, "version": version, "kind": info.kind}),
+                    json!({"group": own_group, "version": own_version, "kind": info.kind}),
                 );
                 r.insert(
                     "scope".into(),
@@ -172,9 +180,9 @@ pub fn aggregated(registry: &Registry, legacy: bool) -> Value {
                         let name = s.get("name").and_then(Value::as_str).unwrap_or_default();
                         let sub = name.split_once('/').map(|(_, s)| s).unwrap_or_default();
                         json!({"subresource": sub,
-                            "responseKind": {"group": s.get("group").cloned().unwrap_or(json!(group)),
-                                "version": s.get("version").cloned().unwrap_or(json!(version)),
-                                "kind": s.get("kind").cloned().unwrap_or(Value::Null)},
+                            "responseKind": {"group": s.get("group").cloned().unwrap_or(json!(own_group)),
+                                "version": s.get("version").cloned().unwrap_or(json!(own_version)),
+                                "kind": s.get("kind").cloned().unwrap_or(json!(""))},
                             "verbs": s.get("verbs").cloned().unwrap_or(json!([]))})
                     })
                     .collect();
@@ -186,7 +194,12 @@ pub fn aggregated(registry: &Registry, legacy: bool) -> Value {
             resources.sort_by(|a, b| a["resource"].as_str().cmp(&b["resource"].as_str()));
             vs.push(json!({"version": version, "resources": resources, "freshness": "Current"}));
         }
-        items.push(json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": vs}));
+        let metadata = if group.is_empty() {
+            json!({})
+        } else {
+            json!({"name": group})
+        };
+        items.push(json!({"metadata": metadata, "versions": vs}));
     }
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
 }

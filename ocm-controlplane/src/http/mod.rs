@@ -397,25 +397,7 @@ async fn handle_inner(
         Some("Strict") => FieldValidation::Strict,
         _ => FieldValidation::Warn,
     };
-    let dry_run = match q.get("dryRun").map(String::as_str) {
-        None | Some("") => false,
-        Some("All") => true,
-        Some(other) => {
-            return Err(ApiError::invalid(
-                &crate::status::Subject {
-                    group: String::new(),
-                    resource: String::new(),
-                    kind: String::new(),
-                },
-                "",
-                vec![crate::status::Cause::not_supported(
-                    "dryRun",
-                    &json!([other]),
-                    &["All".into()],
-                )],
-            ));
-        }
-    };
+    let dry_run = dry_run_of(method, uri, &body)?;
     let ctx = RequestContext {
         namespace: target.namespace.clone(),
         name: target.name.clone(),
@@ -452,7 +434,11 @@ async fn handle_inner(
         _ => body,
     };
     let body = access::admit(authorizer, &identity, &attributes, body)?;
+    let scale = ctx.subresource.as_deref() == Some("scale");
     let reply: Reply = match (method.clone(), target.name.is_some()) {
+        (Method::GET, true) if scale => api.get_scale(&info, &ctx).await?,
+        (Method::PUT, true) if scale => api.update_scale(&info, &ctx, &body).await?,
+        (Method::PATCH, true) if scale => api.patch_scale(&info, &ctx, content_type, &body, force).await?,
         (Method::GET, false) if is_watch => {
             let lines = api.watch(&info, &ctx, &q).await?;
             let lines = match accept {
@@ -531,7 +517,65 @@ async fn handle_inner(
         }
     };
     access::after_write(authorizer, &attributes, reply.code, &reply.body);
+    if scale && let Some(Accept::Table { v1beta1 }) = accept {
+        let version = if v1beta1 {
+            "meta.k8s.io/v1beta1"
+        } else {
+            "meta.k8s.io/v1"
+        };
+        let include = q.get("includeObject").map(String::as_str);
+        let table = table::scale_table(&reply.body, include, version, info.is_custom());
+        return Ok(json_response(reply.code, &table, &reply.warnings));
+    }
     render(&info, accept, &q, reply)
+}
+
+/// The `dryRun` values of a request: `true` for `All`. Writes refuse any other value as
+/// kube-apiserver validates their options (`CreateOptions`, `UpdateOptions`, `PatchOptions`,
+/// `DeleteOptions`); reads ignore the parameter. A delete with a JSON body takes its options
+/// (and so `dryRun`) from the body instead of the query, as kube-apiserver does.
+fn dry_run_of(method: &Method, uri: &Uri, body: &[u8]) -> Result<bool, ApiError> {
+    let from_body = (*method == Method::DELETE && !body.iter().all(u8::is_ascii_whitespace))
+        .then(|| serde_json::from_slice::<Value>(body).ok())
+        .flatten()
+        .filter(Value::is_object);
+    let values: Vec<String> = match from_body {
+        Some(options) => options
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default(),
+        None => uri
+            .query()
+            .map(form_pairs)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k == "dryRun")
+            .map(|(_, v)| v)
+            .collect(),
+    };
+    let options = match *method {
+        Method::POST => "CreateOptions",
+        Method::PUT => "UpdateOptions",
+        Method::PATCH => "PatchOptions",
+        Method::DELETE => "DeleteOptions",
+        _ => return Ok(false),
+    };
+    if values.iter().all(|v| v == "All") {
+        return Ok(!values.is_empty());
+    }
+    let shown = crate::gojson::encode(&json!(values));
+    let detail = format!("Unsupported value: {shown}: supported values: \"All\"");
+    Err(ApiError::new(
+        422,
+        "Invalid",
+        format!("{options}.meta.k8s.io \"\" is invalid: dryRun: {detail}"),
+    )
+    .with_details(json!({
+        "group": "meta.k8s.io",
+        "kind": options,
+        "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}],
+    })))
 }
 
 fn aggregated_response(body: &Value) -> Response<Body> {

@@ -354,6 +354,63 @@ fn partial_as(object: &Value, api_version: &str) -> Value {
     json!({"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": object.get("metadata").cloned().unwrap_or(json!({}))})
 }
 
+/// The Table of an `autoscaling/v1` Scale, as kube-apiserver prints it (name, desired and
+/// available replicas, age): with the built-in Scale printer for built-in kinds, with the
+/// apiextensions-apiserver's columns (read from the Scale's JSON, so an omitted 0 prints as
+/// nothing) for custom resources.
+pub fn scale_table(scale: &Value, include_object: Option<&str>, api_version: &str, custom: bool) -> Value {
+    let columns = if custom {
+        [
+            col("Name", "string", "name", NAME_DESC, 0),
+            col("Desired", "integer", "", "Number of desired replicas", 0),
+            col("Available", "integer", "", "Number of actual replicas", 0),
+            col("Age", "date", "", AGE_DESC, 0),
+        ]
+    } else {
+        [
+            col("Name", "string", "", NAME_DESC, 0),
+            col(
+                "Desired",
+                "integer",
+                "",
+                "replicas is the desired number of instances for the scaled object.",
+                0,
+            ),
+            col(
+                "Available",
+                "integer",
+                "",
+                "replicas is the actual number of observed instances of the scaled object.",
+                0,
+            ),
+            col("Age", "string", "", AGE_DESC, 0),
+        ]
+    };
+    let number = |p: &str| match scale.pointer(p).and_then(Value::as_i64) {
+        Some(n) => json!(n),
+        None if custom => Value::Null,
+        None => json!(0),
+    };
+    let created = scale
+        .pointer("/metadata/creationTimestamp")
+        .and_then(Value::as_str)
+        .map_or_else(|| "<unknown>".to_string(), age);
+    let cells = json!([
+        scale.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        number("/spec/replicas"),
+        number("/status/replicas"),
+        created,
+    ]);
+    let object = match include_object {
+        Some("None") => Value::Null,
+        Some("Object") => scale.clone(),
+        _ => partial_as(scale, api_version),
+    };
+    json!({"kind": "Table", "apiVersion": api_version,
+        "metadata": {"resourceVersion": scale.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)},
+        "columnDefinitions": columns, "rows": [{"cells": cells, "object": object}]})
+}
+
 /// An object as `PartialObjectMetadata`, a list as `PartialObjectMetadataList` (a Status unchanged).
 pub fn to_partial(body: &Value) -> Value {
     if body.get("kind").and_then(Value::as_str) == Some("Status") {

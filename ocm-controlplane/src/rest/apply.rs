@@ -116,7 +116,7 @@ impl Api {
 }
 
 /// The applied configuration: a YAML (or JSON) object.
-fn parse_configuration(body: &[u8]) -> Result<Value, ApiError> {
+pub(super) fn parse_configuration(body: &[u8]) -> Result<Value, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: invalid UTF-8: {e}")))?;
     let value: Value = if text.trim().is_empty() {
@@ -179,7 +179,7 @@ fn invalid_patch_options(field: &str, reason: &str, detail: &str) -> ApiError {
 }
 
 /// The 422 of an apply without `fieldManager`.
-fn field_manager_required() -> ApiError {
+pub(super) fn field_manager_required() -> ApiError {
     invalid_patch_options(
         "fieldManager",
         "FieldValueRequired",
@@ -197,7 +197,7 @@ pub(super) fn force_on_non_apply() -> ApiError {
 }
 
 /// The answer kube-apiserver gives for each way an apply fails.
-fn apply_error(e: ApplyError) -> ApiError {
+pub(super) fn apply_error(e: ApplyError) -> ApiError {
     match &e {
         ApplyError::ApplyConflicts(conflicts) => {
             let causes: Vec<Value> = conflicts

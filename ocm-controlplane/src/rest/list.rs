@@ -46,45 +46,6 @@ pub fn parse_rv(s: &str) -> Result<u64, ApiError> {
     })
 }
 
-fn supported_field(info: &ResourceInfo, field: &str) -> bool {
-    if matches!(field, "metadata.name" | "metadata.namespace") {
-        return true;
-    }
-    let extra: &[&str] = match (info.group.as_str(), info.resource.as_str()) {
-        ("", "secrets") => &["type"],
-        ("", "namespaces") => &["status.phase"],
-        ("", "pods") => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        ("", "events") | ("events.k8s.io", "events") => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
-        ("", "nodes") => &["spec.unschedulable"],
-        ("", "replicationcontrollers") => &["status.replicas"],
-        ("apps", "replicasets") => &["status.replicas"],
-        ("batch", "jobs") => &["status.successful"],
-        _ => &[],
-    };
-    extra.contains(&field)
-}
-
 /// kube-apiserver's checks of a list's options.
 fn list_option_causes(
     rv: Option<&str>,
@@ -170,9 +131,7 @@ impl ListOptions {
         let field = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or_default())
             .map_err(ApiError::bad_request)?;
         for f in field.fields() {
-            if !supported_field(info, f) {
-                return Err(ApiError::bad_request(format!("field label not supported: {f}")));
-            }
+            super::field_labels::check(info, f).map_err(ApiError::bad_request)?;
         }
         let limit = q
             .get("limit")
@@ -219,6 +178,13 @@ pub fn encode_continue(rv: u64, start: &str) -> String {
     GO_RAW_URL.encode(body.to_string())
 }
 
+/// The token kube-apiserver hands out with the 410 of an expired token: it continues after the
+/// same key at the latest state (`rv` -1).
+fn encode_continue_at_latest(start: &str) -> String {
+    let body = json!({"v": "meta.k8s.io/v1", "rv": -1, "start": format!("{start}\u{0}")});
+    GO_RAW_URL.encode(body.to_string())
+}
+
 /// Go's `base64.RawURLEncoding` as a decoder: no padding, trailing bits allowed.
 const GO_RAW_URL: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
     &base64::alphabet::URL_SAFE,
@@ -252,6 +218,7 @@ fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
             "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ));
     }
+    // A token at the latest state (`rv` -1, from a 410) is read as 0: list the current state.
     let rv = v.get("rv").and_then(Value::as_u64).unwrap_or(0);
     let start = v
         .get("start")
@@ -302,7 +269,7 @@ impl Api {
         };
         let prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, ns);
         let (at, start) = match &opts.cont {
-            Some((rv, start)) => (Some(*rv), Some(start.clone())),
+            Some((rv, start)) => ((*rv > 0).then_some(*rv), Some(start.clone())),
             None => {
                 let at = match (opts.rv.as_deref(), opts.rv_match.as_deref()) {
                     (None, _) | (Some("0"), None | Some("NotOlderThan")) => None,
@@ -319,7 +286,7 @@ impl Api {
         let result = match self.storage.list(&prefix, at).await {
             Ok(r) => r,
             Err(StorageError::ReadExpired { .. }) if opts.cont.is_some() => {
-                let token = encode_continue(self.storage.current_rv(), "");
+                let token = encode_continue_at_latest(start.as_deref().unwrap_or_default());
                 return Err(ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.").with_metadata_continue(token));
             }
             Err(StorageError::ReadExpired { .. }) => {

@@ -10,12 +10,14 @@ mod apply;
 mod create;
 pub mod decode;
 mod delete;
+pub mod field_labels;
 pub mod kinds;
 pub mod kinds_events;
 pub mod kinds_workloads;
 pub mod list;
 mod patch;
 pub mod reviews;
+pub mod scale;
 pub mod strategic;
 #[cfg(test)]
 mod strategic_props;

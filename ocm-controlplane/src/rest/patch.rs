@@ -143,7 +143,10 @@ impl Api {
 /// Applies an RFC 6902 patch as kube-apiserver's JSON patch library does. It differs from the RFC in
 /// one way clients rely on: a `test` for `null` passes when the member is absent from an object that
 /// exists (kube-rs's `finalizer()` adds the first finalizer with `test /metadata/finalizers null`).
-fn apply_json_patch(target: &mut Value, patch: &json_patch::Patch) -> Result<(), json_patch::PatchError> {
+pub(super) fn apply_json_patch(
+    target: &mut Value,
+    patch: &json_patch::Patch,
+) -> Result<(), json_patch::PatchError> {
     for op in patch.iter() {
         if let json_patch::PatchOperation::Test(t) = op
             && t.value.is_null()
@@ -165,14 +168,14 @@ fn absent_from_object(doc: &Value, pointer: &str) -> bool {
     matches!(doc.pointer(parent), Some(Value::Object(m)) if !m.contains_key(&key))
 }
 
-fn parse_patch(body: &[u8]) -> Result<Value, ApiError> {
+pub(super) fn parse_patch(body: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(body).map_err(|_| {
         let go = crate::gojson::syntax_error(body).unwrap_or_else(|| "unexpected end of JSON input".into());
         ApiError::bad_request(format!("error decoding patch: {go}"))
     })
 }
 
-fn generic_invalid() -> ApiError {
+pub(super) fn generic_invalid() -> ApiError {
     ApiError::new(
         422,
         "Invalid",

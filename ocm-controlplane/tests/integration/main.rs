@@ -2,14 +2,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
 mod bad_input;
+mod compaction;
 mod conformance;
 mod crd_conversion;
+mod discovery_v2;
 mod durability;
 mod garbage_collection;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;
 mod namespace_lifecycle;
+mod request_options;
+mod scale;
 mod security_rbac;
 mod server_side_apply;
 mod strategic_merge;

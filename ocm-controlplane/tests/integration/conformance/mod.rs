@@ -22,6 +22,9 @@
 //!   comma-separated texts.
 //! - `OCM_CONFORMANCE_JOBS=N`: scenarios replayed at once against TestEnvs (default 4).
 //! - `OCM_CONFORMANCE_DIFFS=N`: differences printed per failing step (default 3, 0 = all).
+//! - `OCM_CONFORMANCE_COMPACTION_SECONDS=N`: every TestEnv compacts its history every N seconds
+//!   (`0`: never). By default each compacts every 20 s as the recording's server did, and every
+//!   3 s for the scenarios that require `compaction`.
 //! - `OCM_SHARED_DIR`: where `shared/` is (default `../shared` from the workspace root).
 
 mod compare;
@@ -102,6 +105,26 @@ const TESTENV_CAPABILITIES: &[&str] = &["compaction", "kcm", "auth:x509", "auth:
 /// How often a TestEnv compacts for scenarios that require `compaction` (the recording's server
 /// compacted every 20 s; a shorter interval keeps the replay fast, the semantics are the same).
 const TESTENV_COMPACTION_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How often a TestEnv compacts for the other scenarios: as the recording's server did (its
+/// `--etcd-compaction-interval=20s`), so every scenario is replayed with compaction on.
+/// `OCM_CONFORMANCE_COMPACTION_SECONDS` sets another interval for every scenario (`0`: off).
+const TESTENV_DEFAULT_COMPACTION: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The compaction interval of the TestEnv of `scenario`.
+fn testenv_compaction(scenario: &Scenario) -> Option<std::time::Duration> {
+    if let Some(seconds) = std::env::var("OCM_CONFORMANCE_COMPACTION_SECONDS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
+        return (seconds > 0.0).then(|| std::time::Duration::from_secs_f64(seconds));
+    }
+    if scenario.requires.iter().any(|tag| tag == "compaction") {
+        Some(TESTENV_COMPACTION_INTERVAL)
+    } else {
+        Some(TESTENV_DEFAULT_COMPACTION)
+    }
+}
 
 /// The expectation of a scenario.
 pub fn expectation(id: &str) -> Expectation {
@@ -256,10 +279,8 @@ async fn replay_on_testenv(scenarios: &[Scenario], shared: &Path) -> Report {
         .map(|scenario| {
             let capabilities = capabilities.clone();
             async move {
-                let mut builder = ocm_controlplane::ControlPlane::builder();
-                if scenario.requires.iter().any(|tag| tag == "compaction") {
-                    builder = builder.compaction_interval(Some(TESTENV_COMPACTION_INTERVAL));
-                }
+                let builder = ocm_controlplane::ControlPlane::builder()
+                    .compaction_interval(testenv_compaction(scenario));
                 let env = ocm_controlplane::TestEnv::start_with(builder)
                     .await
                     .expect("starting a TestEnv");

@@ -26,6 +26,7 @@ mod create;
 mod delete_cascade;
 mod discovery;
 mod get;
+mod scale;
 mod typed_clients;
 mod write;
 
