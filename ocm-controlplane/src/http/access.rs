@@ -361,7 +361,24 @@ pub fn admit(
                 if authorizer.authorize(user, &bind).allowed() {
                     return Ok(body);
                 }
-                authorizer.role_rules(kind, ns, role)
+                // Without `bind`, the referenced role must exist: kube-apiserver reads its rules
+                // for the escalation check and answers the role's 404 when it is missing.
+                match authorizer.role_rules(kind, ns, role) {
+                    Some(rules) => rules,
+                    None => {
+                        let (kind_name, resource) = if kind == "Role" {
+                            ("Role", "roles")
+                        } else {
+                            ("ClusterRole", "clusterroles")
+                        };
+                        let subject = crate::status::Subject {
+                            group: "rbac.authorization.k8s.io".into(),
+                            resource: resource.into(),
+                            kind: kind_name.into(),
+                        };
+                        return Err(ApiError::not_found(&subject, role));
+                    }
+                }
             } else {
                 let escalate = resource("escalate", namespace, "rbac.authorization.k8s.io", res, "", &name);
                 if authorizer.authorize(user, &escalate).allowed() {

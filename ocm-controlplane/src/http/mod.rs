@@ -606,3 +606,4 @@ fn render(
 }
 
 pub mod table;
+mod table_kinds;

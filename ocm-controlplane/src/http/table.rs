@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use crate::registry::ResourceInfo;
 use crate::rest::watch::EventLines;
 
-const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+pub(super) const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+pub(super) const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 const DATA_DESC: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
 
-fn col(name: &str, ty: &str, format: &str, desc: &str, priority: i64) -> Value {
+pub(super) fn col(name: &str, ty: &str, format: &str, desc: &str, priority: i64) -> Value {
     json!({"name": name, "type": ty, "format": format, "description": desc, "priority": priority})
 }
 
@@ -150,7 +150,7 @@ fn cell(values: Vec<Value>, ty: &str) -> Value {
 }
 
 /// A column definition and how to compute its cell.
-type Column = (Value, Box<dyn Fn(&Value) -> Value>);
+pub(super) type Column = (Value, Box<dyn Fn(&Value) -> Value>);
 
 fn columns(info: &ResourceInfo) -> Vec<Column> {
     let name_col = (
@@ -199,6 +199,9 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
             ));
         }
         return out;
+    }
+    if let Some(columns) = super::table_kinds::columns(info) {
+        return columns;
     }
     match (info.group.as_str(), info.resource.as_str()) {
         // Kinds served with kube-apiserver's default table convertor: the creation time itself.

@@ -107,6 +107,7 @@ impl Api {
         if info.is_custom() {
             crate::crd::schema::decode_custom(info, object, ctx.field_validation, warnings)?;
         } else {
+            super::nulls::prune_builtin(&info.group, &info.resource, object);
             decode::check_builtin_types(info, object)?;
             shapes::normalize_decoded(&info.group, &info.resource, object);
             kinds::default(info, object);

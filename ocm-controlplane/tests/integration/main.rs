@@ -6,6 +6,7 @@ mod conformance;
 mod crd_conversion;
 mod durability;
 mod garbage_collection;
+mod go_clients;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;

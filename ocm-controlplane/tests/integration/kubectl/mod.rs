@@ -26,6 +26,7 @@ mod create;
 mod delete_cascade;
 mod discovery;
 mod get;
+mod tables;
 mod typed_clients;
 mod write;
 
