@@ -68,9 +68,11 @@ pub async fn sync(api: &Api, client_ca: &str) -> Result<(), ApiError> {
                 return Ok(());
             }
             let mut updated = (*current.object).clone();
-            let data = crate::rest::ensure_object(crate::rest::ensure_object(&mut updated)
-                .entry("data")
-                .or_insert(Value::Null));
+            let data = crate::rest::ensure_object(
+                crate::rest::ensure_object(&mut updated)
+                    .entry("data")
+                    .or_insert(Value::Null),
+            );
             data.insert("client-ca-file".into(), json!(wanted));
             let ctx = crate::rest::RequestContext {
                 name: Some(NAME.into()),

@@ -15,9 +15,11 @@ const EVENT_TYPE: &str = "Type of this event (Normal, Warning), new types could 
 const EVENT_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
 const EVENT_OBJECT: &str = "The object that this event is about.";
 const EVENT_SUBOBJECT: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
-const EVENT_SOURCE: &str = "The component reporting this event. Should be a short machine understandable string.";
+const EVENT_SOURCE: &str =
+    "The component reporting this event. Should be a short machine understandable string.";
 const EVENT_MESSAGE: &str = "A human-readable description of the status of this operation.";
-const EVENT_FIRST_SEEN: &str = "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
+const EVENT_FIRST_SEEN: &str =
+    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
 const EVENT_COUNT: &str = "The number of times this event has occurred.";
 const ROLE_BINDING_ROLE: &str = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.";
 const CLUSTER_ROLE_BINDING_ROLE: &str = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.";
@@ -44,7 +46,10 @@ fn cell(f: impl Fn(&Value) -> Value + 'static) -> Box<dyn Fn(&Value) -> Value> {
 }
 
 fn name_column() -> Column {
-    (col("Name", "string", "name", NAME_DESC, 0), cell(|o| json!(text(o, "/metadata/name"))))
+    (
+        col("Name", "string", "name", NAME_DESC, 0),
+        cell(|o| json!(text(o, "/metadata/name"))),
+    )
 }
 
 fn age_column() -> Column {
@@ -66,11 +71,12 @@ pub(super) fn columns(info: &ResourceInfo) -> Option<Vec<Column>> {
             name_column(),
             (col("Created At", "date", "", AGE_DESC, 0), cell(created_at)),
         ]),
-        ("rbac.authorization.k8s.io", "rolebindings") => Some(binding_columns(ROLE_BINDING_ROLE, "roleBinding")),
-        ("rbac.authorization.k8s.io", "clusterrolebindings") => Some(binding_columns(
-            CLUSTER_ROLE_BINDING_ROLE,
-            "clusterRoleBinding",
-        )),
+        ("rbac.authorization.k8s.io", "rolebindings") => {
+            Some(binding_columns(ROLE_BINDING_ROLE, "roleBinding"))
+        }
+        ("rbac.authorization.k8s.io", "clusterrolebindings") => {
+            Some(binding_columns(CLUSTER_ROLE_BINDING_ROLE, "clusterRoleBinding"))
+        }
         ("coordination.k8s.io", "leases") => Some(vec![
             name_column(),
             (
@@ -89,7 +95,13 @@ fn created_at(o: &Value) -> Value {
     o.pointer("/metadata/creationTimestamp")
         .and_then(Value::as_str)
         .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-        .map(|t| json!(t.with_timezone(&chrono::Utc).format("%Y-%m-%dT%H:%M:%SZ").to_string()))
+        .map(|t| {
+            json!(
+                t.with_timezone(&chrono::Utc)
+                    .format("%Y-%m-%dT%H:%M:%SZ")
+                    .to_string()
+            )
+        })
         .unwrap_or(Value::Null)
 }
 
@@ -195,7 +207,13 @@ impl EventView {
     }
 
     fn source(&self) -> String {
-        let pick = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { a.to_string() };
+        let pick = |a: &str, b: &str| {
+            if a.is_empty() {
+                b.to_string()
+            } else {
+                a.to_string()
+            }
+        };
         let component = pick(&self.component, &self.controller);
         let instance = pick(&self.host, &self.instance);
         if instance.is_empty() {
@@ -253,7 +271,11 @@ fn event_columns(events_api: bool) -> Vec<Column> {
 }
 
 fn subjects(o: &Value, kind: &'static str) -> String {
-    let items = o.get("subjects").and_then(Value::as_array).cloned().unwrap_or_default();
+    let items = o
+        .get("subjects")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     items
         .iter()
         .filter(|s| s.get("kind").and_then(Value::as_str) == Some(kind))
@@ -273,7 +295,13 @@ fn binding_columns(role_desc: &str, what: &str) -> Vec<Column> {
         name_column(),
         (
             col("Role", "string", "", role_desc, 0),
-            cell(|o| json!(format!("{}/{}", text(o, "/roleRef/kind"), text(o, "/roleRef/name")))),
+            cell(|o| {
+                json!(format!(
+                    "{}/{}",
+                    text(o, "/roleRef/kind"),
+                    text(o, "/roleRef/name")
+                ))
+            }),
         ),
         age_column(),
         (
@@ -285,7 +313,13 @@ fn binding_columns(role_desc: &str, what: &str) -> Vec<Column> {
             cell(|o| json!(subjects(o, "Group"))),
         ),
         (
-            col("ServiceAccounts", "string", "", &format!("ServiceAccounts in the {what}"), 1),
+            col(
+                "ServiceAccounts",
+                "string",
+                "",
+                &format!("ServiceAccounts in the {what}"),
+                1,
+            ),
             cell(|o| json!(subjects(o, "ServiceAccount"))),
         ),
     ]
@@ -295,7 +329,11 @@ fn node_status(o: &Value) -> String {
     let ready = o
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().rev().find(|c| c.get("type").and_then(Value::as_str) == Some("Ready")));
+        .and_then(|cs| {
+            cs.iter()
+                .rev()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        });
     let mut status = vec![match ready {
         Some(c) if c.get("status").and_then(Value::as_str) == Some("True") => "Ready".to_string(),
         Some(_) => "NotReady".to_string(),
@@ -332,7 +370,10 @@ fn node_roles(o: &Value) -> String {
 fn node_address(o: &Value, kind: &str) -> String {
     o.pointer("/status/addresses")
         .and_then(Value::as_array)
-        .and_then(|a| a.iter().find(|x| x.get("type").and_then(Value::as_str) == Some(kind)))
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("type").and_then(Value::as_str) == Some(kind))
+        })
         .map(|x| text(x, "/address"))
         .unwrap_or_else(|| "<none>".into())
 }
@@ -344,11 +385,23 @@ fn or_unknown(s: String) -> String {
 fn node_columns() -> Vec<Column> {
     vec![
         name_column(),
-        (col("Status", "string", "", "The status of the node", 0), cell(|o| json!(node_status(o)))),
-        (col("Roles", "string", "", "The roles of the node", 0), cell(|o| json!(node_roles(o)))),
+        (
+            col("Status", "string", "", "The status of the node", 0),
+            cell(|o| json!(node_status(o))),
+        ),
+        (
+            col("Roles", "string", "", "The roles of the node", 0),
+            cell(|o| json!(node_roles(o))),
+        ),
         age_column(),
         (
-            col("Version", "string", "", "Kubelet Version reported by the node.", 0),
+            col(
+                "Version",
+                "string",
+                "",
+                "Kubelet Version reported by the node.",
+                0,
+            ),
             cell(|o| json!(text(o, "/status/nodeInfo/kubeletVersion"))),
         ),
         (
@@ -360,11 +413,23 @@ fn node_columns() -> Vec<Column> {
             cell(|o| json!(node_address(o, "ExternalIP"))),
         ),
         (
-            col("OS-Image", "string", "", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
+            col(
+                "OS-Image",
+                "string",
+                "",
+                "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+                1,
+            ),
             cell(|o| json!(or_unknown(text(o, "/status/nodeInfo/osImage")))),
         ),
         (
-            col("Kernel-Version", "string", "", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
+            col(
+                "Kernel-Version",
+                "string",
+                "",
+                "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+                1,
+            ),
             cell(|o| {
                 let mut kernel = or_unknown(text(o, "/status/nodeInfo/kernelVersion"));
                 let arch = text(o, "/status/nodeInfo/architecture");
@@ -375,7 +440,13 @@ fn node_columns() -> Vec<Column> {
             }),
         ),
         (
-            col("Container-Runtime", "string", "", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1),
+            col(
+                "Container-Runtime",
+                "string",
+                "",
+                "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+                1,
+            ),
             cell(|o| json!(or_unknown(text(o, "/status/nodeInfo/containerRuntimeVersion")))),
         ),
     ]

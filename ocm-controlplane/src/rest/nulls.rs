@@ -241,9 +241,6 @@ mod tests {
             &json!({"a": null, "b": {"c": null, "d": {"e": null, "f": 1}},
                 "l": [{"x": null, "y": 1}, null], "n": {"m": null}}),
         );
-        assert_eq!(
-            doc,
-            json!({"b": {"d": {"f": 1}}, "l": [{"y": 1}, null], "n": {}})
-        );
+        assert_eq!(doc, json!({"b": {"d": {"f": 1}}, "l": [{"y": 1}, null], "n": {}}));
     }
 }

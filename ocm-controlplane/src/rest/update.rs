@@ -212,13 +212,16 @@ impl Api {
                 causes.extend(custom_causes);
             } else {
                 causes.extend(kinds::validate(info, &new, Some(stored_old)));
-                causes.extend(super::rbac_update::role_ref_causes(info, &new, stored_old));
             }
+            causes.extend(super::rbac_update::role_ref_causes(info, &new, stored_old));
             if !causes.is_empty() {
                 return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
             }
             if info.is_custom() {
-                warnings.extend(crate::validation::finalizer_warnings(meta(&new), Some(meta(stored_old))));
+                warnings.extend(crate::validation::finalizer_warnings(
+                    meta(&new),
+                    Some(meta(stored_old)),
+                ));
             }
             if let Some(m) = new.as_object_mut() {
                 m.insert(

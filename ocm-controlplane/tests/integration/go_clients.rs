@@ -139,7 +139,15 @@ async fn built_in_nulls_are_dropped_before_validation() {
     // A strategic merge patch with nulls (`null` deletes a key there too).
     let patch = json!({"spec": {"template": {"spec": {"volumes": null, "containers": [
         {"name": "app", "args": null, "image": "nginx:4"}]}}}});
-    let strategic = send(&client, "PATCH", &format!("{base}/web"), STRATEGIC, Some(&patch), &[]).await;
+    let strategic = send(
+        &client,
+        "PATCH",
+        &format!("{base}/web"),
+        STRATEGIC,
+        Some(&patch),
+        &[],
+    )
+    .await;
     assert_eq!(strategic.code, 200, "{}", strategic.body);
     assert_eq!(
         strategic.body["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -165,7 +173,15 @@ async fn built_in_nulls_are_dropped_before_validation() {
     let cm = json!({"kind": "ConfigMap", "apiVersion": "v1",
         "metadata": {"name": "cm", "creationTimestamp": null, "finalizers": null, "ownerReferences": null},
         "data": null, "binaryData": null, "immutable": null});
-    let cm_created = send(&client, "POST", &format!("/api/v1/namespaces/{ns}/configmaps"), JSON, Some(&cm), &[]).await;
+    let cm_created = send(
+        &client,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/configmaps"),
+        JSON,
+        Some(&cm),
+        &[],
+    )
+    .await;
     assert_eq!(cm_created.code, 201, "{}", cm_created.body);
     assert!(cm_created.body.get("data").is_none(), "{}", cm_created.body);
     delete(&client, &format!("/api/v1/namespaces/{ns}")).await;
@@ -200,7 +216,15 @@ fn gadget_crd(group: &str) -> Value {
 /// Creates the CRD and waits until its resource is served; returns the collection path in `ns`.
 async fn install_gadgets(client: &kube::Client, group: &str, ns: &str) -> String {
     let crd = gadget_crd(group);
-    let a = send(client, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", JSON, Some(&crd), &[]).await;
+    let a = send(
+        client,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        JSON,
+        Some(&crd),
+        &[],
+    )
+    .await;
     assert_eq!(a.code, 201, "{}", a.body);
     let path = format!("/apis/{group}/v1/namespaces/{ns}/gadgets");
     let deadline = tokio::time::Instant::now() + DEADLINE;
@@ -209,7 +233,11 @@ async fn install_gadgets(client: &kube::Client, group: &str, ns: &str) -> String
         if list.code == 200 {
             return path;
         }
-        assert!(tokio::time::Instant::now() < deadline, "gadgets never served: {}", list.body);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gadgets never served: {}",
+            list.body
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -248,7 +276,15 @@ async fn custom_resource_nulls_follow_the_structural_schema() {
     // The status as controller-runtime writes it: every nil slice as null.
     let mut with_status = patched.body.clone();
     with_status["status"] = json!({"conditions": null, "observed": 2});
-    let status = send(&client, "PUT", &format!("{path}/g/status"), JSON, Some(&with_status), &[]).await;
+    let status = send(
+        &client,
+        "PUT",
+        &format!("{path}/g/status"),
+        JSON,
+        Some(&with_status),
+        &[],
+    )
+    .await;
     assert_eq!(status.code, 200, "{}", status.body);
     assert_eq!(status.body["status"], json!({"observed": 2}));
 
@@ -274,9 +310,16 @@ async fn custom_resource_nulls_follow_the_structural_schema() {
         "metadata": {"name": "bad"}, "spec": {"items": [null]}});
     let refused = send(&client, "POST", &path, JSON, Some(&bad), &[]).await;
     assert_eq!(refused.code, 422, "{}", refused.body);
-    assert_eq!(refused.body["details"]["causes"][0]["field"], json!("spec.items[0]"));
+    assert_eq!(
+        refused.body["details"]["causes"][0]["field"],
+        json!("spec.items[0]")
+    );
 
-    delete(&client, &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}")).await;
+    delete(
+        &client,
+        &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}"),
+    )
+    .await;
     delete(&client, &format!("/api/v1/namespaces/{ns}")).await;
 }
 
@@ -302,12 +345,15 @@ async fn unqualified_finalizers_warn_on_custom_resources_only() {
         ]
     );
     // An update warns only about the finalizers it adds.
-    let patch = json!({"metadata": {"finalizers": ["cleanup", "example.com", "example.com/ok", "orphan", "more"]}});
+    let patch =
+        json!({"metadata": {"finalizers": ["cleanup", "example.com", "example.com/ok", "orphan", "more"]}});
     let patched = send(&client, "PATCH", &format!("{path}/g"), MERGE, Some(&patch), &[]).await;
     assert_eq!(patched.code, 200, "{}", patched.body);
     assert_eq!(
         patched.warnings,
-        ["metadata.finalizers: \"more\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"]
+        [
+            "metadata.finalizers: \"more\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+        ]
     );
     let clear = json!({"metadata": {"finalizers": null}});
     let cleared = send(&client, "PATCH", &format!("{path}/g"), MERGE, Some(&clear), &[]).await;
@@ -316,7 +362,15 @@ async fn unqualified_finalizers_warn_on_custom_resources_only() {
 
     // A built-in kind refuses the same name.
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "finalizers": ["cleanup"]}});
-    let refused = send(&client, "POST", &format!("/api/v1/namespaces/{ns}/configmaps"), JSON, Some(&cm), &[]).await;
+    let refused = send(
+        &client,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/configmaps"),
+        JSON,
+        Some(&cm),
+        &[],
+    )
+    .await;
     assert_eq!(refused.code, 422, "{}", refused.body);
     assert_eq!(
         refused.body["details"]["causes"][0],
@@ -324,7 +378,11 @@ async fn unqualified_finalizers_warn_on_custom_resources_only() {
             "message": "Invalid value: \"cleanup\": name is neither a standard finalizer name nor is it fully qualified"})
     );
 
-    delete(&client, &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}")).await;
+    delete(
+        &client,
+        &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}"),
+    )
+    .await;
     delete(&client, &format!("/api/v1/namespaces/{ns}")).await;
 }
 
@@ -345,7 +403,15 @@ async fn role_ref_is_immutable_and_missing_roles_are_not_found() {
     let created = send(&client, "POST", &bindings, JSON, Some(&binding("b", "view")), &[]).await;
     assert_eq!(created.code, 201, "{}", created.body);
     let patch = json!({"roleRef": {"name": "edit"}});
-    let changed = send(&client, "PATCH", &format!("{bindings}/b"), MERGE, Some(&patch), &[]).await;
+    let changed = send(
+        &client,
+        "PATCH",
+        &format!("{bindings}/b"),
+        MERGE,
+        Some(&patch),
+        &[],
+    )
+    .await;
     assert_eq!(changed.code, 422, "{}", changed.body);
     assert_eq!(
         changed.body["message"],
@@ -362,7 +428,15 @@ async fn role_ref_is_immutable_and_missing_roles_are_not_found() {
         "metadata": {"name": "binder"},
         "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"],
             "verbs": ["create", "get", "update", "patch"]}]});
-    let a = send(&client, "POST", &format!("{rbac}/namespaces/{ns}/roles"), JSON, Some(&role), &[]).await;
+    let a = send(
+        &client,
+        "POST",
+        &format!("{rbac}/namespaces/{ns}/roles"),
+        JSON,
+        Some(&role),
+        &[],
+    )
+    .await;
     assert_eq!(a.code, 201, "{}", a.body);
     let grant = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "binder"},
@@ -386,13 +460,23 @@ async fn role_ref_is_immutable_and_missing_roles_are_not_found() {
     assert_eq!(not_found.code, 404, "{}", not_found.body);
     assert_eq!(
         not_found.body["message"],
-        json!(format!("roles.rbac.authorization.k8s.io \"{missing_role}\" not found"))
+        json!(format!(
+            "roles.rbac.authorization.k8s.io \"{missing_role}\" not found"
+        ))
     );
     assert_eq!(
         not_found.body["details"],
         json!({"name": missing_role, "group": "rbac.authorization.k8s.io", "kind": "roles"})
     );
-    let to_view = send(&client, "POST", &bindings, JSON, Some(&binding("to-view", "view")), &as_user).await;
+    let to_view = send(
+        &client,
+        "POST",
+        &bindings,
+        JSON,
+        Some(&binding("to-view", "view")),
+        &as_user,
+    )
+    .await;
     assert_eq!(to_view.code, 403, "{}", to_view.body);
     // An administrator binds the missing role (it may be created later).
     let admin = send(&client, "POST", &bindings, JSON, Some(&to_missing), &[]).await;
@@ -402,13 +486,34 @@ async fn role_ref_is_immutable_and_missing_roles_are_not_found() {
         "metadata": {"name": unique("gorbac")},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}});
     let name = cluster_binding["metadata"]["name"].as_str().unwrap().to_string();
-    let cb = send(&client, "POST", &format!("{rbac}/clusterrolebindings"), JSON, Some(&cluster_binding), &[]).await;
+    let cb = send(
+        &client,
+        "POST",
+        &format!("{rbac}/clusterrolebindings"),
+        JSON,
+        Some(&cluster_binding),
+        &[],
+    )
+    .await;
     assert_eq!(cb.code, 201, "{}", cb.body);
     let mut changed = cb.body.clone();
     changed["roleRef"]["name"] = json!("edit");
-    let put = send(&client, "PUT", &format!("{rbac}/clusterrolebindings/{name}"), JSON, Some(&changed), &[]).await;
+    let put = send(
+        &client,
+        "PUT",
+        &format!("{rbac}/clusterrolebindings/{name}"),
+        JSON,
+        Some(&changed),
+        &[],
+    )
+    .await;
     assert_eq!(put.code, 422, "{}", put.body);
-    assert_eq!(put.body["details"]["causes"][0]["message"], json!("Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"ClusterRole\", Name:\"edit\"}: cannot change roleRef"));
+    assert_eq!(
+        put.body["details"]["causes"][0]["message"],
+        json!(
+            "Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"ClusterRole\", Name:\"edit\"}: cannot change roleRef"
+        )
+    );
     delete(&client, &format!("{rbac}/clusterrolebindings/{name}")).await;
     delete(&client, &format!("/api/v1/namespaces/{ns}")).await;
 }
@@ -430,7 +535,10 @@ async fn a_node_keeps_the_status_it_is_created_with() {
     assert_eq!(created.code, 201, "{}", created.body);
     assert_eq!(created.body["status"]["capacity"]["memory"], json!("8Gi"));
     assert_eq!(created.body["status"]["conditions"][0]["type"], json!("Ready"));
-    assert_eq!(created.body["status"]["nodeInfo"]["kubeletVersion"], json!("v1.36.2"));
+    assert_eq!(
+        created.body["status"]["nodeInfo"]["kubeletVersion"],
+        json!("v1.36.2")
+    );
     let read = send(&client, "GET", &format!("/api/v1/nodes/{name}"), JSON, None, &[]).await;
     assert_eq!(read.body["status"]["allocatable"]["cpu"], json!("2"));
     // Status written by the creator is not one of its managed fields (status is reset for the
@@ -482,4 +590,3 @@ async fn extension_apiserver_authentication_publishes_the_client_ca() {
         .collect();
     assert!(subjects.contains(&issuer), "{issuer} not among {subjects:?}");
 }
-

@@ -47,16 +47,32 @@ async fn kubectl_get_prints_kube_columns_for_built_in_kinds() {
     k.with_stdin("create", &event, &[]).await;
 
     let plain = k.ok(&["get", "events", "-n", &ns]).await;
-    assert_eq!(header(&plain), ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], "{plain}");
+    assert_eq!(
+        header(&plain),
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{plain}"
+    );
     let cells = row(&plain, "Tested");
-    assert_eq!(cells[1..], ["Warning", "Tested", "configmap/cm", "something happened"], "{plain}");
+    assert_eq!(
+        cells[1..],
+        ["Warning", "Tested", "configmap/cm", "something happened"],
+        "{plain}"
+    );
     assert!(cells[0].ends_with('y') || cells[0].ends_with('d'), "{plain}");
 
     let wide = k.ok(&["get", "events", "-n", &ns, "-o", "wide"]).await;
     assert_eq!(
         header(&wide),
         [
-            "LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN", "COUNT",
+            "LAST SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST SEEN",
+            "COUNT",
             "NAME"
         ],
         "{wide}"
@@ -66,12 +82,27 @@ async fn kubectl_get_prints_kube_columns_for_built_in_kinds() {
     assert_eq!(cells[cells.len() - 2..], ["4", "ev"], "{wide}");
 
     let new_api = k.ok(&["get", "events.v1.events.k8s.io", "-n", &ns]).await;
-    assert_eq!(header(&new_api), ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], "{new_api}");
+    assert_eq!(
+        header(&new_api),
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{new_api}"
+    );
     assert_eq!(row(&new_api, "Tested")[3], "configmap/cm", "{new_api}");
 
-    k.ok(&["create", "rolebinding", "viewers", "-n", &ns, "--clusterrole=view", "--user=u1", "--group=g1"])
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "viewers",
+        "-n",
+        &ns,
+        "--clusterrole=view",
+        "--user=u1",
+        "--group=g1",
+    ])
+    .await;
+    let bindings = k
+        .ok(&["get", "rolebindings", "viewers", "-n", &ns, "-o", "wide"])
         .await;
-    let bindings = k.ok(&["get", "rolebindings", "viewers", "-n", &ns, "-o", "wide"]).await;
     assert_eq!(
         header(&bindings),
         ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"],
@@ -104,7 +135,11 @@ async fn kubectl_get_prints_kube_columns_for_built_in_kinds() {
     );
     k.with_stdin("create", &node, &[]).await;
     let nodes = k.ok(&["get", "node", &node_name]).await;
-    assert_eq!(header(&nodes), ["NAME", "STATUS", "ROLES", "AGE", "VERSION"], "{nodes}");
+    assert_eq!(
+        header(&nodes),
+        ["NAME", "STATUS", "ROLES", "AGE", "VERSION"],
+        "{nodes}"
+    );
     let cells = row(&nodes, &node_name);
     assert_eq!(cells[1..3], ["NotReady", "worker"], "{nodes}");
     assert_eq!(cells[4], "v1.36.2", "{nodes}");
