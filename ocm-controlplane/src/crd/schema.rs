@@ -127,17 +127,42 @@ fn default_null(v: &mut Value, s: &Value) {
     }
 }
 
-/// Decoding of a custom resource body: pruning (with warnings or a strict error) and defaulting.
+/// Decoding of a custom resource body: pruning (with warnings or a strict error), removal of the
+/// nulls the schema does not allow (see [`crate::rest::nulls`]) and defaulting.
 pub fn decode_custom(
     info: &ResourceInfo,
     object: &mut Value,
     mode: FieldValidation,
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
+    decode_custom_with(info, object, mode, warnings, true)
+}
+
+/// Decoding of the object server-side apply merged: as [`decode_custom`], but its nulls stay and
+/// are validated (kube-apiserver's apply does not pass the merged object through the decoder that
+/// drops them; a custom resource applied with `spec.x: null` is refused with 422).
+pub fn decode_custom_applied(
+    info: &ResourceInfo,
+    object: &mut Value,
+    mode: FieldValidation,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    decode_custom_with(info, object, mode, warnings, false)
+}
+
+fn decode_custom_with(
+    info: &ResourceInfo,
+    object: &mut Value,
+    mode: FieldValidation,
+    warnings: &mut Vec<String>,
+    prune_nulls: bool,
+) -> Result<(), ApiError> {
     let Some(s) = schema(info) else { return Ok(()) };
     let mut unknown = Vec::new();
     prune(object, s, "", &mut unknown, true);
-    crate::rest::nulls::prune_custom(s, object);
+    if prune_nulls {
+        crate::rest::nulls::prune_custom(s, object);
+    }
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         const KNOWN: &[&str] = &[
             "name",

@@ -362,19 +362,15 @@ pub fn admit(
                     return Ok(body);
                 }
                 // Without `bind`, the referenced role must exist: kube-apiserver reads its rules
-                // for the escalation check and answers the role's 404 when it is missing.
+                // for the escalation check and answers 404 when it is missing, naming the role
+                // under the binding's resource (the request's, which its storage error carries).
                 match authorizer.role_rules(kind, ns, role) {
                     Some(rules) => rules,
                     None => {
-                        let (kind_name, resource) = if kind == "Role" {
-                            ("Role", "roles")
-                        } else {
-                            ("ClusterRole", "clusterroles")
-                        };
                         let subject = crate::status::Subject {
                             group: "rbac.authorization.k8s.io".into(),
-                            resource: resource.into(),
-                            kind: kind_name.into(),
+                            resource: res.into(),
+                            kind: String::new(),
                         };
                         return Err(ApiError::not_found(&subject, role));
                     }

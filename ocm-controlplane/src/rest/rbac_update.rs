@@ -33,14 +33,9 @@ pub fn role_ref_causes(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Cau
     if now == parts(old) {
         return Vec::new();
     }
-    // The value is the internal Go struct, printed with `%#v`.
-    let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
-    let shown = format!(
-        "rbac.RoleRef{{APIGroup:{}, Kind:{}, Name:{}}}",
-        quote(&now[0]),
-        quote(&now[1]),
-        quote(&now[2])
-    );
+    // The value is the internal Go struct, which kube's field errors print as JSON (its fields
+    // have no JSON tags).
+    let shown = serde_json::json!({"APIGroup": now[0], "Kind": now[1], "Name": now[2]}).to_string();
     vec![Cause {
         reason: "FieldValueInvalid".into(),
         message: format!("Invalid value: {shown}: cannot change roleRef"),
