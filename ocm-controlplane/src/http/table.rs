@@ -25,20 +25,30 @@ pub fn age(ts: &str) -> String {
     human_duration(secs)
 }
 
-/// A duration as kube's printers write it (`HumanDuration`: "90s", "5m30s", "60m", "3h10m", "2d").
+/// A duration as kube's printers write it (`HumanDuration`: "90s", "5m30s", "5m", "60m", "3h10m",
+/// "2d", "2y40d").
 pub fn human_duration(secs: i64) -> String {
+    let minutes = secs / 60;
+    let hours = secs / 3600;
+    let days = hours / 24;
+    let with_rest = |major: String, rest: i64, unit: &str| {
+        if rest == 0 {
+            major
+        } else {
+            format!("{major}{rest}{unit}")
+        }
+    };
     match secs {
+        s if s < 0 => "0s".to_string(),
         s if s < 120 => format!("{s}s"),
-        s if s < 600 => format!("{}m{}s", s / 60, s % 60),
-        s if s < 3 * 3600 => format!("{}m", s / 60),
-        s if s < 8 * 3600 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
-        s if s < 2 * 86400 => format!("{}h", s / 3600),
-        s if s < 8 * 86400 => match (s / 86400, (s % 86400) / 3600) {
-            (d, 0) => format!("{d}d"),
-            (d, h) => format!("{d}d{h}h"),
-        },
-        s if s < 2 * 365 * 86400 => format!("{}d", s / 86400),
-        s => format!("{}y", s / (365 * 86400)),
+        _ if minutes < 10 => with_rest(format!("{minutes}m"), secs % 60, "s"),
+        _ if minutes < 3 * 60 => format!("{minutes}m"),
+        _ if hours < 8 => with_rest(format!("{hours}h"), minutes % 60, "m"),
+        _ if hours < 48 => format!("{hours}h"),
+        _ if hours < 24 * 8 => with_rest(format!("{days}d"), hours % 24, "h"),
+        _ if hours < 24 * 365 * 2 => format!("{days}d"),
+        _ if hours < 24 * 365 * 8 => with_rest(format!("{}y", days / 365), days % 365, "d"),
+        _ => format!("{}y", days / 365),
     }
 }
 

@@ -477,7 +477,7 @@ mod tests {
                 json!("spec.containers{c}"),
                 json!("kubelet, n1"),
                 json!("boom"),
-                json!("5m0s"),
+                json!("5m"),
                 json!(3),
                 json!("e1")
             ]
@@ -490,7 +490,13 @@ mod tests {
         assert_eq!(cells[3], json!("node"));
         assert_eq!(cells[5], json!("ctl"));
         assert_eq!(cells[8], json!(1));
-        assert_eq!(human_duration(300), "5m0s");
+        assert_eq!(human_duration(300), "5m");
+        assert_eq!(human_duration(330), "5m30s");
+        assert_eq!(human_duration(3 * 3600), "3h");
+        assert_eq!(human_duration(3 * 3600 + 600), "3h10m");
+        assert_eq!(human_duration(3 * 86400 + 3600), "3d1h");
+        assert_eq!(human_duration((6 * 365 + 331) * 86400 + 5), "6y331d");
+        assert_eq!(human_duration(9 * 365 * 86400), "9y");
     }
 
     #[test]
