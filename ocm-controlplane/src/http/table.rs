@@ -265,11 +265,11 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 }),
             ));
             out.push((
-                col("Up-to-date", "string", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0),
+                col("Up-to-date", "string", "", "Total number of non-terminating pods targeted by this deployment that have the desired template spec.", 0),
                 Box::new(|o: &Value| json!(int_at(o, "/status/updatedReplicas"))),
             ));
             out.push((
-                col("Available", "string", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0),
+                col("Available", "string", "", "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.", 0),
                 Box::new(|o: &Value| json!(int_at(o, "/status/availableReplicas"))),
             ));
             out.push((col("Age", "string", "", AGE_DESC, 0), Box::new(age_fn)));
@@ -294,7 +294,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 Box::new(|o: &Value| containers_field(o, "image")),
             ));
             out.push((
-                col("Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", 1),
+                col("Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.", 1),
                 Box::new(|o: &Value| {
                     let labels: Vec<String> = o
                         .pointer("/spec/selector/matchLabels")
@@ -313,19 +313,13 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                     "SignerName",
                     "string",
                     "",
-                    "Only one signer is allowed per request.",
+                    "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.",
                     0,
                 ),
                 Box::new(|o: &Value| o.pointer("/spec/signerName").cloned().unwrap_or(Value::Null)),
             ));
             out.push((
-                col(
-                    "Requestor",
-                    "string",
-                    "",
-                    "Request information about the requestor.",
-                    0,
-                ),
+                col("Requestor", "string", "", "Base64-encoded PKCS#10 CSR data", 0),
                 Box::new(|o: &Value| o.pointer("/spec/username").cloned().unwrap_or(json!(""))),
             ));
             out.push((
@@ -333,7 +327,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                     "RequestedDuration",
                     "string",
                     "",
-                    "The requested duration of the issued certificate.",
+                    "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.",
                     0,
                 ),
                 Box::new(
@@ -344,7 +338,13 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 ),
             ));
             out.push((
-                col("Condition", "string", "", "The condition of the request.", 0),
+                col(
+                    "Condition",
+                    "string",
+                    "",
+                    "Conditions applied to the request, such as approval or denial.",
+                    0,
+                ),
                 Box::new(csr_condition),
             ));
             return out;
