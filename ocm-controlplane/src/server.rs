@@ -207,6 +207,9 @@ impl ControlPlaneBuilder {
         crate::authorization::bootstrap_policy::ensure(&api)
             .await
             .map_err(StartError::Bootstrap)?;
+        crate::controllers::authentication_trust::sync(&api, &credentials.client_ca_pem)
+            .await
+            .map_err(StartError::Bootstrap)?;
         let authorizer = Arc::new(crate::authorization::Authorizer::new());
         let rbac_rv = authorizer.load(storage.as_ref()).await?;
         api.admission = self
@@ -260,6 +263,10 @@ impl ControlPlaneBuilder {
             tokio::spawn(crate::controllers::garbage_collector::run(api.clone())),
             tokio::spawn(crate::controllers::namespace_lifecycle::run(api.clone())),
             tokio::spawn(crate::controllers::clusterrole_aggregation::run(api.clone())),
+            tokio::spawn(crate::controllers::authentication_trust::run(
+                api.clone(),
+                credentials.client_ca_pem.clone(),
+            )),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {

@@ -169,8 +169,10 @@ fn repeat(one: Vec<Cause>, times: usize) -> Vec<Cause> {
     out
 }
 
-/// Finalizer errors of an object being created or updated.
-pub fn finalizers(meta: &Value) -> Vec<Cause> {
+/// Finalizer errors of an object being created or updated; `built_in`: a built-in kind, whose
+/// finalizer names must also be standard or contain a `/` (custom resources only get
+/// [`finalizer_warnings`] for that).
+pub fn finalizers(meta: &Value, built_in: bool) -> Vec<Cause> {
     let mut out = Vec::new();
     let list: Vec<String> = meta
         .get("finalizers")
@@ -183,13 +185,45 @@ pub fn finalizers(meta: &Value) -> Vec<Cause> {
         }
     }
     for (i, f) in list.iter().enumerate() {
-        let standard = matches!(f.as_str(), "kubernetes" | "orphan" | "foregroundDeletion");
-        if !standard && !f.contains('/') {
+        if built_in && !is_standard_or_qualified_finalizer(f) {
             out.push(Cause::invalid(
                 format!("metadata.finalizers[{i}]"),
                 &json!(f),
                 "name is neither a standard finalizer name nor is it fully qualified",
             ));
+        }
+    }
+    out
+}
+
+fn is_standard_or_qualified_finalizer(f: &str) -> bool {
+    matches!(f, "kubernetes" | "orphan" | "foregroundDeletion") || f.contains('/')
+}
+
+/// The warnings apiextensions-apiserver gives for the finalizers a write adds to a custom
+/// resource (`old_meta`: the stored object's metadata on updates): qualified-name problems and
+/// names that are not domain-qualified, each once, in sorted order.
+pub fn finalizer_warnings(meta: &Value, old_meta: Option<&Value>) -> Vec<String> {
+    let names = |m: Option<&Value>| -> std::collections::BTreeSet<String> {
+        m.and_then(|m| m.get("finalizers"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let old = names(old_meta);
+    let mut out = Vec::new();
+    for f in names(Some(meta)).difference(&old) {
+        let shown = serde_json::to_string(f).unwrap_or_default();
+        for e in qualified_name(f) {
+            out.push(format!("metadata.finalizers: {shown}: {e}"));
+        }
+        if !is_standard_or_qualified_finalizer(f) {
+            let advice = if f.contains('.') {
+                "prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"
+            } else {
+                "prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+            };
+            out.push(format!("metadata.finalizers: {shown}: {advice}"));
         }
     }
     out

@@ -53,12 +53,9 @@ impl Authorizer {
         self.read().rules_for(user, namespace)
     }
 
-    /// The rules of a role (`kind` Role or ClusterRole), empty if it does not exist.
-    pub fn role_rules(&self, kind: &str, namespace: &str, name: &str) -> Vec<super::rbac::Rule> {
-        self.read()
-            .role(kind, namespace, name)
-            .map(<[_]>::to_vec)
-            .unwrap_or_default()
+    /// The rules of a role (`kind` Role or ClusterRole), `None` if it does not exist.
+    pub fn role_rules(&self, kind: &str, namespace: &str, name: &str) -> Option<Vec<super::rbac::Rule>> {
+        self.read().role(kind, namespace, name).map(<[_]>::to_vec)
     }
 
     /// Applies one stored RBAC object (or its deletion) to the policy.

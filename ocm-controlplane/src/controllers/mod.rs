@@ -9,9 +9,11 @@
 //! | owner references: background, foreground and orphan deletion | [`garbage_collector`] |
 //! | namespace deletion: content removal, conditions, the `kubernetes` finalizer | [`namespace_lifecycle`] |
 //! | ClusterRoles with an `aggregationRule` | [`clusterrole_aggregation`] |
+//! | `kube-system/extension-apiserver-authentication` (the client CA) | [`authentication_trust`] |
 //!
 //! They work on the server's [`Api`] and follow the storage's watch directly.
 
+pub mod authentication_trust;
 pub mod clusterrole_aggregation;
 pub mod csr_signing;
 pub mod garbage_collector;

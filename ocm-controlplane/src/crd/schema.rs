@@ -75,13 +75,22 @@ fn prune(v: &mut Value, s: &Value, path: &str, unknown: &mut Vec<String>, root: 
     }
 }
 
+/// A value that takes the schema's default: absent, or a `null` the schema does not allow.
+fn takes_default(v: Option<&Value>, s: &Value) -> bool {
+    match v {
+        None => true,
+        Some(Value::Null) => s.get("nullable").and_then(Value::as_bool) != Some(true),
+        Some(_) => false,
+    }
+}
+
 fn apply_defaults(v: &mut Value, s: &Value) {
     match v {
         Value::Object(map) => {
             if let Some(props) = s.get("properties").and_then(Value::as_object) {
                 for (k, ps) in props {
-                    if !map.contains_key(k)
-                        && let Some(d) = ps.get("default")
+                    if let Some(d) = ps.get("default").filter(|d| !d.is_null())
+                        && takes_default(map.get(k), ps)
                     {
                         map.insert(k.clone(), d.clone());
                     }
@@ -91,6 +100,7 @@ fn apply_defaults(v: &mut Value, s: &Value) {
                 }
             } else if let Some(add) = s.get("additionalProperties").filter(|a| a.is_object()) {
                 for child in map.values_mut() {
+                    default_null(child, add);
                     apply_defaults(child, add);
                 }
             }
@@ -98,6 +108,7 @@ fn apply_defaults(v: &mut Value, s: &Value) {
         Value::Array(items) => {
             if let Some(is) = s.get("items") {
                 for item in items {
+                    default_null(item, is);
                     apply_defaults(item, is);
                 }
             }
@@ -106,16 +117,52 @@ fn apply_defaults(v: &mut Value, s: &Value) {
     }
 }
 
-/// Decoding of a custom resource body: pruning (with warnings or a strict error) and defaulting.
+/// A non-nullable `null` map value or list item becomes the schema's default, if it has one.
+fn default_null(v: &mut Value, s: &Value) {
+    if v.is_null()
+        && takes_default(Some(v), s)
+        && let Some(d) = s.get("default").filter(|d| !d.is_null())
+    {
+        *v = d.clone();
+    }
+}
+
+/// Decoding of a custom resource body: pruning (with warnings or a strict error), removal of the
+/// nulls the schema does not allow (see [`crate::rest::nulls`]) and defaulting.
 pub fn decode_custom(
     info: &ResourceInfo,
     object: &mut Value,
     mode: FieldValidation,
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
+    decode_custom_with(info, object, mode, warnings, true)
+}
+
+/// Decoding of the object server-side apply merged: as [`decode_custom`], but its nulls stay and
+/// are validated (kube-apiserver's apply does not pass the merged object through the decoder that
+/// drops them; a custom resource applied with `spec.x: null` is refused with 422).
+pub fn decode_custom_applied(
+    info: &ResourceInfo,
+    object: &mut Value,
+    mode: FieldValidation,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    decode_custom_with(info, object, mode, warnings, false)
+}
+
+fn decode_custom_with(
+    info: &ResourceInfo,
+    object: &mut Value,
+    mode: FieldValidation,
+    warnings: &mut Vec<String>,
+    prune_nulls: bool,
+) -> Result<(), ApiError> {
     let Some(s) = schema(info) else { return Ok(()) };
     let mut unknown = Vec::new();
     prune(object, s, "", &mut unknown, true);
+    if prune_nulls {
+        crate::rest::nulls::prune_custom(s, object);
+    }
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         const KNOWN: &[&str] = &[
             "name",

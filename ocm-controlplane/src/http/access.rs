@@ -361,7 +361,20 @@ pub fn admit(
                 if authorizer.authorize(user, &bind).allowed() {
                     return Ok(body);
                 }
-                authorizer.role_rules(kind, ns, role)
+                // Without `bind`, the referenced role must exist: kube-apiserver reads its rules
+                // for the escalation check and answers 404 when it is missing, naming the role
+                // under the binding's resource (the request's, which its storage error carries).
+                match authorizer.role_rules(kind, ns, role) {
+                    Some(rules) => rules,
+                    None => {
+                        let subject = crate::status::Subject {
+                            group: "rbac.authorization.k8s.io".into(),
+                            resource: res.into(),
+                            kind: String::new(),
+                        };
+                        return Err(ApiError::not_found(&subject, role));
+                    }
+                }
             } else {
                 let escalate = resource("escalate", namespace, "rbac.authorization.k8s.io", res, "", &name);
                 if authorizer.authorize(user, &escalate).allowed() {

@@ -650,3 +650,4 @@ fn render(
 }
 
 pub mod table;
+mod table_kinds;

@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use crate::registry::ResourceInfo;
 use crate::rest::watch::EventLines;
 
-const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+pub(super) const NAME_DESC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+pub(super) const AGE_DESC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 const DATA_DESC: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
 
-fn col(name: &str, ty: &str, format: &str, desc: &str, priority: i64) -> Value {
+pub(super) fn col(name: &str, ty: &str, format: &str, desc: &str, priority: i64) -> Value {
     json!({"name": name, "type": ty, "format": format, "description": desc, "priority": priority})
 }
 
@@ -25,20 +25,30 @@ pub fn age(ts: &str) -> String {
     human_duration(secs)
 }
 
-/// A duration as kube's printers write it (`HumanDuration`: "90s", "5m30s", "60m", "3h10m", "2d").
+/// A duration as kube's printers write it (`HumanDuration`: "90s", "5m30s", "5m", "60m", "3h10m",
+/// "2d", "2y40d").
 pub fn human_duration(secs: i64) -> String {
+    let minutes = secs / 60;
+    let hours = secs / 3600;
+    let days = hours / 24;
+    let with_rest = |major: String, rest: i64, unit: &str| {
+        if rest == 0 {
+            major
+        } else {
+            format!("{major}{rest}{unit}")
+        }
+    };
     match secs {
+        s if s < 0 => "0s".to_string(),
         s if s < 120 => format!("{s}s"),
-        s if s < 600 => format!("{}m{}s", s / 60, s % 60),
-        s if s < 3 * 3600 => format!("{}m", s / 60),
-        s if s < 8 * 3600 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
-        s if s < 2 * 86400 => format!("{}h", s / 3600),
-        s if s < 8 * 86400 => match (s / 86400, (s % 86400) / 3600) {
-            (d, 0) => format!("{d}d"),
-            (d, h) => format!("{d}d{h}h"),
-        },
-        s if s < 2 * 365 * 86400 => format!("{}d", s / 86400),
-        s => format!("{}y", s / (365 * 86400)),
+        _ if minutes < 10 => with_rest(format!("{minutes}m"), secs % 60, "s"),
+        _ if minutes < 3 * 60 => format!("{minutes}m"),
+        _ if hours < 8 => with_rest(format!("{hours}h"), minutes % 60, "m"),
+        _ if hours < 48 => format!("{hours}h"),
+        _ if hours < 24 * 8 => with_rest(format!("{days}d"), hours % 24, "h"),
+        _ if hours < 24 * 365 * 2 => format!("{days}d"),
+        _ if hours < 24 * 365 * 8 => with_rest(format!("{}y", days / 365), days % 365, "d"),
+        _ => format!("{}y", days / 365),
     }
 }
 
@@ -150,7 +160,7 @@ fn cell(values: Vec<Value>, ty: &str) -> Value {
 }
 
 /// A column definition and how to compute its cell.
-type Column = (Value, Box<dyn Fn(&Value) -> Value>);
+pub(super) type Column = (Value, Box<dyn Fn(&Value) -> Value>);
 
 fn columns(info: &ResourceInfo) -> Vec<Column> {
     let name_col = (
@@ -199,6 +209,9 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
             ));
         }
         return out;
+    }
+    if let Some(columns) = super::table_kinds::columns(info) {
+        return columns;
     }
     match (info.group.as_str(), info.resource.as_str()) {
         // Kinds served with kube-apiserver's default table convertor: the creation time itself.
@@ -252,11 +265,11 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 }),
             ));
             out.push((
-                col("Up-to-date", "string", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0),
+                col("Up-to-date", "string", "", "Total number of non-terminating pods targeted by this deployment that have the desired template spec.", 0),
                 Box::new(|o: &Value| json!(int_at(o, "/status/updatedReplicas"))),
             ));
             out.push((
-                col("Available", "string", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0),
+                col("Available", "string", "", "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.", 0),
                 Box::new(|o: &Value| json!(int_at(o, "/status/availableReplicas"))),
             ));
             out.push((col("Age", "string", "", AGE_DESC, 0), Box::new(age_fn)));
@@ -281,7 +294,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 Box::new(|o: &Value| containers_field(o, "image")),
             ));
             out.push((
-                col("Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", 1),
+                col("Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.", 1),
                 Box::new(|o: &Value| {
                     let labels: Vec<String> = o
                         .pointer("/spec/selector/matchLabels")
@@ -300,19 +313,13 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                     "SignerName",
                     "string",
                     "",
-                    "Only one signer is allowed per request.",
+                    "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.",
                     0,
                 ),
                 Box::new(|o: &Value| o.pointer("/spec/signerName").cloned().unwrap_or(Value::Null)),
             ));
             out.push((
-                col(
-                    "Requestor",
-                    "string",
-                    "",
-                    "Request information about the requestor.",
-                    0,
-                ),
+                col("Requestor", "string", "", "Base64-encoded PKCS#10 CSR data", 0),
                 Box::new(|o: &Value| o.pointer("/spec/username").cloned().unwrap_or(json!(""))),
             ));
             out.push((
@@ -320,7 +327,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                     "RequestedDuration",
                     "string",
                     "",
-                    "The requested duration of the issued certificate.",
+                    "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.",
                     0,
                 ),
                 Box::new(
@@ -331,7 +338,13 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 ),
             ));
             out.push((
-                col("Condition", "string", "", "The condition of the request.", 0),
+                col(
+                    "Condition",
+                    "string",
+                    "",
+                    "Conditions applied to the request, such as approval or denial.",
+                    0,
+                ),
                 Box::new(csr_condition),
             ));
             return out;

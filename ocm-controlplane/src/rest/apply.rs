@@ -105,8 +105,9 @@ impl Api {
     ) -> Result<(), ApiError> {
         decode::check_type(&self.registry, info, object)?;
         if info.is_custom() {
-            crate::crd::schema::decode_custom(info, object, ctx.field_validation, warnings)?;
+            crate::crd::schema::decode_custom_applied(info, object, ctx.field_validation, warnings)?;
         } else {
+            super::nulls::prune_builtin(&info.group, &info.resource, object);
             decode::check_builtin_types(info, object)?;
             shapes::normalize_decoded(&info.group, &info.resource, object);
             kinds::default(info, object);

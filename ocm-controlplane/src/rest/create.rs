@@ -52,7 +52,7 @@ impl Api {
         info: &ResourceInfo,
         ctx: &RequestContext,
         mut object: Value,
-        warnings: Vec<String>,
+        mut warnings: Vec<String>,
         fields_by: FieldsBy,
     ) -> Result<Reply, ApiError> {
         let ns = if info.namespaced {
@@ -143,7 +143,13 @@ impl Api {
                 m.remove(f);
             }
         }
-        if has_status && let Some(map) = object.as_object_mut() {
+        // A Node keeps the status it is created with (kubelets register that way); the other
+        // kinds with a status subresource start without one.
+        let keeps_status = info.storage_group.is_empty() && info.storage_resource == "nodes";
+        if has_status
+            && !keeps_status
+            && let Some(map) = object.as_object_mut()
+        {
             map.remove("status");
         }
         let manager_name = ctx.manager_name();
@@ -193,6 +199,9 @@ impl Api {
         }
         if !causes.is_empty() {
             return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
+        }
+        if info.is_custom() {
+            warnings.extend(crate::validation::finalizer_warnings(super::meta(&object), None));
         }
         crate::admission::validate(self, info, ctx, &object, None).await?;
         {

@@ -15,7 +15,9 @@ pub mod kinds;
 pub mod kinds_events;
 pub mod kinds_workloads;
 pub mod list;
+pub mod nulls;
 mod patch;
+mod rbac_update;
 pub mod reviews;
 pub mod scale;
 pub mod strategic;
@@ -315,6 +317,7 @@ impl Api {
         if info.is_custom() {
             crate::crd::schema::decode_custom(info, &mut object, ctx.field_validation, warnings)?;
         } else {
+            nulls::prune_builtin(&info.group, &info.resource, &mut object);
             decode::check_builtin_types(info, &object)?;
             crate::registry::shapes::normalize_decoded(&info.group, &info.resource, &mut object);
             kinds::default(info, &mut object);
@@ -348,7 +351,7 @@ impl Api {
         let times = if info.is_custom() { 3 } else { 1 };
         causes.extend(crate::validation::labels(m, times));
         causes.extend(crate::validation::annotations(m, times));
-        causes.extend(crate::validation::finalizers(m));
+        causes.extend(crate::validation::finalizers(m, !info.is_custom()));
         if let Some(old) = old
             && !meta_str(old, "deletionTimestamp").is_empty()
         {

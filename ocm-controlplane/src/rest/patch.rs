@@ -79,7 +79,7 @@ impl Api {
             .write_loop(info, ctx, &patch_rv, &mut warnings, |current| {
                 let mut target = current.clone();
                 match &patch {
-                    P::Merge(p) => json_patch::merge(&mut target, p),
+                    P::Merge(p) => super::nulls::merge_patch(&mut target, p),
                     P::Strategic(p) => {
                         let schema = structure::builtin_root(&info_c.group, &info_c.resource);
                         let invalid = |detail: String| {
@@ -118,6 +118,7 @@ impl Api {
                 if info_c.is_custom() {
                     crate::crd::schema::decode_custom(&info_c, &mut object, field_validation, &mut extra_warnings)?;
                 } else {
+                    super::nulls::prune_builtin(&info_c.group, &info_c.resource, &mut object);
                     if let Err(e) = decode::check_builtin_types(&info_c, &object) {
                         let detail = e.message.split_once(": ").map(|(_, d)| d.to_string()).unwrap_or(e.message);
                         let quoted = crate::gojson::quote(&shown());

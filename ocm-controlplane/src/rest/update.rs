@@ -88,7 +88,10 @@ impl Api {
         };
         let key = key_of(info, ns.as_deref(), &name);
         let subject = info.subject();
+        let first_warning = warnings.len();
         for _attempt in 0..64 {
+            // Warnings of an attempt that lost a write conflict are not repeated.
+            warnings.truncate(first_warning);
             let Some(current) = self.storage.get(&key).await.map_err(ApiError::internal)? else {
                 return Err(ApiError::not_found(&subject, &name));
             };
@@ -211,8 +214,15 @@ impl Api {
             } else {
                 causes.extend(kinds::validate(info, &new, Some(stored_old)));
             }
+            causes.extend(super::rbac_update::role_ref_causes(info, &new, stored_old));
             if !causes.is_empty() {
                 return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
+            }
+            if info.is_custom() {
+                warnings.extend(crate::validation::finalizer_warnings(
+                    meta(&new),
+                    Some(meta(stored_old)),
+                ));
             }
             crate::admission::validate(self, info, ctx, &new, Some(stored_old)).await?;
             if let Some(m) = new.as_object_mut() {

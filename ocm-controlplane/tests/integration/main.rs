@@ -8,6 +8,7 @@ mod crd_conversion;
 mod discovery_v2;
 mod durability;
 mod garbage_collection;
+mod go_clients;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;

@@ -27,6 +27,7 @@ mod delete_cascade;
 mod discovery;
 mod get;
 mod scale;
+mod tables;
 mod typed_clients;
 mod write;
 
