@@ -69,7 +69,10 @@ pub fn default(info: &ResourceInfo, object: &mut Value) {
                     .or_insert_with(|| json!({"strategy": "None"}));
             }
         }
-        _ => super::kinds_workloads::default(info, object),
+        _ => {
+            super::kinds_workloads::default(info, object);
+            validation::builtin::default(info, object);
+        }
     }
 }
 

@@ -56,6 +56,7 @@ fn default_probe(probe: &mut Map<String, Value>) {
     default_value(probe, "successThreshold", json!(1));
     default_value(probe, "failureThreshold", json!(3));
     if let Some(http) = probe.get_mut("httpGet").and_then(Value::as_object_mut) {
+        default_str(http, "path", "/");
         default_str(http, "scheme", "HTTP");
     }
 }
@@ -66,9 +67,8 @@ fn default_container(c: &mut Map<String, Value>) {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if !image.is_empty() {
-        default_str(c, "imagePullPolicy", pull_policy(&image));
-    }
+    // kube defaults the policy of an image without a tag (also an empty one) to Always.
+    default_str(c, "imagePullPolicy", pull_policy(&image));
     default_str(c, "terminationMessagePath", "/dev/termination-log");
     default_str(c, "terminationMessagePolicy", "File");
     default_value(c, "resources", json!({}));

@@ -209,6 +209,12 @@ impl Api {
                 causes.extend(custom_causes);
             } else {
                 causes.extend(kinds::validate(info, &new, Some(stored_old)));
+                causes.extend(crate::validation::builtin::validate(
+                    info,
+                    &new,
+                    Some(stored_old),
+                    &sub,
+                ));
             }
             if !causes.is_empty() {
                 return Err(ApiError::invalid(&invalid_subject(info), &name, causes));
