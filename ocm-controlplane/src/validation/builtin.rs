@@ -59,6 +59,12 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>, subres
     if !subresource.is_empty() {
         return Errors::new();
     }
+    let mut errs = super::common::owner_references(object.get("metadata").unwrap_or(&Value::Null));
+    errs.extend(kind_rules(group, resource, object, old));
+    errs
+}
+
+fn kind_rules(group: &str, resource: &str, object: &Value, old: Option<&Value>) -> Errors {
     match (group, resource) {
         ("", "namespaces") if old.is_none() => core::namespace(object),
         ("", "nodes") => core::node(object, old),

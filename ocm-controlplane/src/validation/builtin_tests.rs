@@ -534,3 +534,23 @@ fn leases_and_csrs() {
         ]
     );
 }
+
+#[test]
+fn owner_references() {
+    let cm = json!({"metadata": {"name": "c", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "controller": true},
+        {"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "u2", "controller": true}]}});
+    let causes = run("", "configmaps", cm, None);
+    assert_eq!(causes.len(), 2);
+    assert_eq!(
+        (causes[0].field.as_str(), causes[0].message.as_str()),
+        (
+            "metadata.ownerReferences.uid",
+            "Invalid value: \"\": must not be empty"
+        )
+    );
+    assert_eq!(causes[1].field, "metadata.ownerReferences");
+    assert!(causes[1].message.ends_with(
+        "Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/o and Secret/s"
+    ));
+}

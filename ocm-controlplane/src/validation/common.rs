@@ -151,6 +151,45 @@ pub fn labels_value(labels: Option<&Value>) -> Value {
     }
 }
 
+/// apimachinery's `ValidateOwnerReferences` of `metadata.ownerReferences`.
+pub fn owner_references(meta: &Value) -> Errors {
+    let path = Path::new("metadata").child("ownerReferences");
+    let refs = field::list(meta, "ownerReferences");
+    let mut errs = Errors::new();
+    let mut first_controller: Option<String> = None;
+    for r in refs {
+        let api_version = field::s(r, "apiVersion");
+        let version = api_version.rsplit('/').next().unwrap_or_default();
+        if version.is_empty() {
+            errs.push(field::invalid_str(
+                &path.child("apiVersion"),
+                api_version,
+                "version must not be empty",
+            ));
+        }
+        for key in ["kind", "name", "uid"] {
+            let v = field::s(r, key);
+            if v.is_empty() {
+                errs.push(field::invalid_str(&path.child(key), v, "must not be empty"));
+            }
+        }
+        if r.get("controller").and_then(Value::as_bool) == Some(true) {
+            let current = format!("{}/{}", field::s(r, "kind"), field::s(r, "name"));
+            match &first_controller {
+                Some(first) => errs.push(field::invalid(
+                    &path,
+                    &Value::Array(refs.to_vec()),
+                    &format!(
+                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
+                    ),
+                )),
+                None => first_controller = Some(current),
+            }
+        }
+    }
+    errs
+}
+
 /// `intOrString` holding a percentage: its number, if it is a valid percent string.
 pub fn percent(v: &Value) -> Option<i64> {
     let s = v.as_str()?;

@@ -133,6 +133,19 @@ impl Context<'_> {
     }
 }
 
+/// What Go's decoder does with an error: a type mismatch is saved (the first one is reported
+/// once the whole document is decoded); an error of a custom unmarshaler (quantities,
+/// int-or-strings, times) stops decoding at once and wins.
+struct Errs {
+    saved: Option<String>,
+}
+
+impl Errs {
+    fn save(&mut self, e: String) {
+        self.saved.get_or_insert(e);
+    }
+}
+
 fn number_fits(n: &serde_json::Number, format: &str) -> bool {
     let Some(i) = n.as_i64() else {
         return false;
@@ -146,28 +159,34 @@ fn number_fits(n: &serde_json::Number, format: &str) -> bool {
     }
 }
 
-fn walk(value: &Value, schema: &Value, ty_override: Option<&str>, ctx: &mut Context<'_>) -> Option<String> {
+/// Decodes `value` against `schema`; `Err` is an error that stops decoding.
+fn walk(
+    value: &Value,
+    schema: &Value,
+    ty_override: Option<&str>,
+    ctx: &Context<'_>,
+    errs: &mut Errs,
+) -> Result<(), String> {
     if value.is_null() {
-        return None;
+        return Ok(());
     }
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         if ANY.contains(&r) {
-            return None;
+            return Ok(());
         }
         if r == QUANTITY {
-            return match quantity::parse_value(value) {
-                Ok(_) => None,
-                Err(e) => Some(e.message().to_string()),
-            };
+            return quantity::parse_value(value)
+                .map(|_| ())
+                .map_err(|e| e.message().to_string());
         }
         if r == INT_OR_STRING {
             return match value {
-                Value::String(_) => None,
-                Value::Number(n) if number_fits(n, "int32") => None,
-                Value::Number(n) => Some(format!(
+                Value::String(_) => Ok(()),
+                Value::Number(n) if number_fits(n, "int32") => Ok(()),
+                Value::Number(n) => Err(format!(
                     "json: cannot unmarshal number {n} into Go value of type int32"
                 )),
-                other => Some(format!(
+                other => Err(format!(
                     "json: cannot unmarshal {} into Go value of type int32",
                     gojson::value_kind(other)
                 )),
@@ -175,62 +194,90 @@ fn walk(value: &Value, schema: &Value, ty_override: Option<&str>, ctx: &mut Cont
         }
         if TIMES.contains(&r) {
             return match value {
-                Value::String(_) => None,
-                other => Some(format!(
+                Value::String(_) => Ok(()),
+                other => Err(format!(
                     "json: cannot unmarshal {} into Go value of type string",
                     gojson::value_kind(other)
                 )),
             };
         }
-        let def = builtin_definition(r)?;
+        let Some(def) = builtin_definition(r) else {
+            return Ok(());
+        };
         if def.get("properties").is_some() {
-            return walk_struct(value, def, short(r), &format!("v1.{}", short(r)), ctx);
+            return walk_struct(value, def, short(r), &format!("v1.{}", short(r)), ctx, errs);
         }
-        return walk(value, def, ty_override, ctx);
+        return walk(value, def, ty_override, ctx, errs);
     }
     let ty = || ty_override.map(str::to_string).unwrap_or_else(|| go_type(schema));
     let kind = gojson::value_kind(value);
-    match schema.get("type").and_then(Value::as_str) {
-        Some("string") => (!value.is_string()).then(|| ctx.type_error(kind, &ty())),
-        Some("boolean") => (!value.is_boolean()).then(|| ctx.type_error(kind, &ty())),
-        Some("number") => (!value.is_number()).then(|| ctx.type_error(kind, &ty())),
+    let mismatch = match schema.get("type").and_then(Value::as_str) {
+        Some("string") => !value.is_string(),
+        Some("boolean") => !value.is_boolean(),
+        Some("number") => !value.is_number(),
         Some("integer") => {
             let format = schema.get("format").and_then(Value::as_str).unwrap_or("int64");
             match value {
-                Value::Number(n) if number_fits(n, format) => None,
-                Value::Number(n) => Some(ctx.type_error(&format!("number {n}"), &ty())),
-                _ => Some(ctx.type_error(kind, &ty())),
+                Value::Number(n) if number_fits(n, format) => false,
+                Value::Number(n) => {
+                    errs.save(ctx.type_error(&format!("number {n}"), &ty()));
+                    false
+                }
+                _ => true,
             }
         }
         Some("array") => {
             let Some(items) = value.as_array() else {
-                return Some(ctx.type_error(kind, &ty()));
+                errs.save(ctx.type_error(kind, &ty()));
+                return Ok(());
             };
-            let item_schema = schema.get("items")?;
+            let Some(item_schema) = schema.get("items") else {
+                return Ok(());
+            };
             let item_ty = ty_override.and_then(|t| t.strip_prefix("[]"));
-            items
-                .iter()
-                .find_map(|item| walk(item, item_schema, item_ty, ctx))
+            for item in items {
+                walk(item, item_schema, item_ty, ctx, errs)?;
+            }
+            false
         }
         Some("object") => {
             if schema.get("properties").is_some() {
-                return walk_struct(value, schema, ctx.strukt, &ty(), ctx);
+                return walk_struct(value, schema, ctx.strukt, &ty(), ctx, errs);
             }
             let Some(map) = value.as_object() else {
-                return Some(ctx.type_error(kind, &ty()));
+                errs.save(ctx.type_error(kind, &ty()));
+                return Ok(());
             };
-            let values = schema.get("additionalProperties").filter(|a| a.is_object())?;
-            map.values().find_map(|v| walk(v, values, None, ctx))
+            if let Some(values) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                for v in map.values() {
+                    walk(v, values, None, ctx, errs)?;
+                }
+            }
+            false
         }
-        _ => None,
+        _ => false,
+    };
+    if mismatch {
+        errs.save(ctx.type_error(kind, &ty()));
     }
+    Ok(())
 }
 
-fn walk_struct(value: &Value, def: &Value, name: &str, ty: &str, ctx: &mut Context<'_>) -> Option<String> {
+fn walk_struct(
+    value: &Value,
+    def: &Value,
+    name: &str,
+    ty: &str,
+    ctx: &Context<'_>,
+    errs: &mut Errs,
+) -> Result<(), String> {
     let Some(map) = value.as_object() else {
-        return Some(ctx.type_error(gojson::value_kind(value), ty));
+        errs.save(ctx.type_error(gojson::value_kind(value), ty));
+        return Ok(());
     };
-    let props = def.get("properties")?;
+    let Some(props) = def.get("properties") else {
+        return Ok(());
+    };
     for (key, v) in map {
         let Some(schema) = props.get(key) else {
             continue;
@@ -244,22 +291,31 @@ fn walk_struct(value: &Value, def: &Value, name: &str, ty: &str, ctx: &mut Conte
             fields: ctx.fields.clone(),
         };
         inner.fields.push(key.clone());
-        if let Some(e) = walk(v, schema, named, &mut inner) {
-            return Some(e);
-        }
+        walk(v, schema, named, &inner, errs)?;
     }
-    None
+    Ok(())
 }
 
-/// The first Go decoding error of a built-in object of `group`/`resource`, if any.
+/// The Go decoding error of a built-in object of `group`/`resource`, if any.
 pub fn decode_error(group: &str, resource: &str, object: &Value) -> Option<String> {
     let root = builtin_root_name(group, resource)?;
     let def = builtin_definition(root)?;
-    let mut ctx = Context {
+    let ctx = Context {
         strukt: "",
         fields: Vec::new(),
     };
-    walk_struct(object, def, short(root), &format!("v1.{}", short(root)), &mut ctx)
+    let mut errs = Errs { saved: None };
+    match walk_struct(
+        object,
+        def,
+        short(root),
+        &format!("v1.{}", short(root)),
+        &ctx,
+        &mut errs,
+    ) {
+        Err(stop) => Some(stop),
+        Ok(()) => errs.saved,
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +369,13 @@ mod tests {
         let ok = json!({"metadata": {"name": "x", "labels": {"a": "b"}}, "spec": {"replicas": 2,
             "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}}});
         assert_eq!(decode_error("apps", "deployments", &ok), None);
+        // A quantity error stops decoding and wins over an earlier type error.
+        let p =
+            json!({"spec": {"restartPolicy": 1, "containers": [{"resources": {"limits": {"cpu": "x"}}}]}});
+        assert_eq!(
+            decode_error("", "pods", &p).as_deref(),
+            Some(quantity::FORMAT_WRONG)
+        );
         let lease = json!({"spec": {"leaseDurationSeconds": true}});
         assert_eq!(
             decode_error("coordination.k8s.io", "leases", &lease).as_deref(),
