@@ -94,7 +94,47 @@ fn default_container(c: &mut Map<String, Value>) {
     }
 }
 
+/// The volume sources of a `VolumeSource`; a volume with none of them becomes an `emptyDir`.
+const VOLUME_SOURCES: &[&str] = &[
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
 fn default_volume(v: &mut Map<String, Value>) {
+    if !VOLUME_SOURCES
+        .iter()
+        .any(|s| v.get(*s).is_some_and(|x| !x.is_null()))
+    {
+        v.insert("emptyDir".into(), json!({}));
+    }
     for source in ["secret", "configMap", "projected", "downwardAPI"] {
         if let Some(s) = v.get_mut(source).and_then(Value::as_object_mut) {
             default_value(s, "defaultMode", json!(420));

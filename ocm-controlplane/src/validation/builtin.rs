@@ -21,6 +21,14 @@ pub fn default(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
+/// The strategies' preparation of built-in objects beyond [`crate::rest::kinds`]: fields of
+/// disabled features dropped (`old` is the stored object on update).
+pub fn prepare(info: &ResourceInfo, object: &mut Value, old: Option<&Value>) {
+    if info.storage_group == "coordination.k8s.io" && info.storage_resource == "leases" {
+        coordination::drop_disabled_fields(object, old);
+    }
+}
+
 fn empty_map(v: Option<&Value>) -> bool {
     v.and_then(Value::as_object).is_none_or(serde_json::Map::is_empty)
 }

@@ -151,6 +151,20 @@ pub fn labels_value(labels: Option<&Value>) -> Value {
     }
 }
 
+/// An owner reference as Go marshals it: `uid` always, `controller` and `blockOwnerDeletion` when set.
+fn go_owner_reference(r: &Value) -> Value {
+    let mut m = serde_json::Map::new();
+    for key in ["apiVersion", "kind", "name", "uid"] {
+        m.insert(key.into(), json!(field::s(r, key)));
+    }
+    for key in ["controller", "blockOwnerDeletion"] {
+        if let Some(b) = r.get(key).and_then(Value::as_bool) {
+            m.insert(key.into(), json!(b));
+        }
+    }
+    Value::Object(m)
+}
+
 /// apimachinery's `ValidateOwnerReferences` of `metadata.ownerReferences`.
 pub fn owner_references(meta: &Value) -> Errors {
     let path = Path::new("metadata").child("ownerReferences");
@@ -178,7 +192,7 @@ pub fn owner_references(meta: &Value) -> Errors {
             match &first_controller {
                 Some(first) => errs.push(field::invalid(
                     &path,
-                    &Value::Array(refs.to_vec()),
+                    &Value::Array(refs.iter().map(go_owner_reference).collect()),
                     &format!(
                         "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
                     ),

@@ -149,6 +149,31 @@ fn field_ref(fr: &Value, path: &Path) -> Errors {
     if fp.is_empty() {
         return vec![field::required(&path.child("fieldPath"), "")];
     }
+    // The field labels kube-apiserver's Pod conversion knows (`ConvertDownwardAPIFieldLabel`).
+    const CONVERTIBLE: &[&str] = &[
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    ];
+    let base_path = fp.split_once('[').map_or(fp, |(b, _)| b);
+    if !CONVERTIBLE.contains(&base_path) {
+        return vec![field::invalid_str(
+            &path.child("fieldPath"),
+            fp,
+            &format!("error converting fieldPath: field label not supported: {fp}"),
+        )];
+    }
     if let Some((base, _)) = fp.split_once('[') {
         if base == "metadata.labels" || base == "metadata.annotations" {
             return Errors::new();

@@ -5,6 +5,23 @@ use serde_json::{Value, json};
 use super::field::{self, Errors, Path};
 use crate::validation::qualified_name;
 
+/// kube-apiserver's Lease strategy with the `CoordinatedLeaderElection` feature off (v1.36's
+/// default): `spec.strategy` and `spec.preferredHolder` are dropped on create, and on update unless
+/// the stored Lease has them.
+pub fn drop_disabled_fields(object: &mut Value, old: Option<&Value>) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in ["strategy", "preferredHolder"] {
+        let kept = old
+            .and_then(|o| o.get("spec"))
+            .is_some_and(|s| field::opt(s, key).is_some());
+        if !kept {
+            spec.remove(key);
+        }
+    }
+}
+
 /// A Lease's spec: positive duration, non-negative transitions, a known or qualified strategy,
 /// a preferred holder only with a strategy.
 pub fn lease(o: &Value) -> Errors {

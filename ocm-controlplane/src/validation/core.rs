@@ -98,9 +98,10 @@ pub fn node(o: &Value, old: Option<&Value>) -> Errors {
     let spec = o.get("spec").unwrap_or(&Value::Null);
     let mut errs = Errors::new();
     let taint_path = Path::new("metadata").child("taints");
+    // kube-apiserver runs the create rules on updates too, then the update rules.
+    errs.extend(taints(field::list(spec, "taints"), &taint_path));
+    errs.extend(node_resources(o));
     if old.is_none() {
-        errs.extend(taints(field::list(spec, "taints"), &taint_path));
-        errs.extend(node_resources(o));
         return errs;
     }
     errs.extend(node_resources(o));
@@ -246,12 +247,6 @@ pub fn service(o: &Value, old: Option<&Value>) -> Errors {
             &json!(other),
             &["ClientIP", "None"],
         )),
-    }
-    if affinity == "None" && field::opt(spec, "sessionAffinityConfig").is_some() {
-        errs.push(field::forbidden(
-            &sp.child("sessionAffinityConfig"),
-            "must not be set when session affinity is None",
-        ));
     }
     match ty {
         "" => errs.push(field::required(&sp.child("type"), "")),

@@ -180,25 +180,18 @@ fn walk(
                 .map_err(|e| e.message().to_string());
         }
         if r == INT_OR_STRING {
+            // intstr's own unmarshaler; its error stops decoding, with the field as context.
             return match value {
                 Value::String(_) => Ok(()),
                 Value::Number(n) if number_fits(n, "int32") => Ok(()),
-                Value::Number(n) => Err(format!(
-                    "json: cannot unmarshal number {n} into Go value of type int32"
-                )),
-                other => Err(format!(
-                    "json: cannot unmarshal {} into Go value of type int32",
-                    gojson::value_kind(other)
-                )),
+                Value::Number(n) => Err(ctx.type_error(&format!("number {n}"), "int32")),
+                other => Err(ctx.type_error(gojson::value_kind(other), "int32")),
             };
         }
         if TIMES.contains(&r) {
             return match value {
                 Value::String(_) => Ok(()),
-                other => Err(format!(
-                    "json: cannot unmarshal {} into Go value of type string",
-                    gojson::value_kind(other)
-                )),
+                other => Err(ctx.type_error(gojson::value_kind(other), "string")),
             };
         }
         let Some(def) = builtin_definition(r) else {
@@ -375,6 +368,20 @@ mod tests {
         assert_eq!(
             decode_error("", "pods", &p).as_deref(),
             Some(quantity::FORMAT_WRONG)
+        );
+        let d = json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": true}}}});
+        assert_eq!(
+            decode_error("apps", "deployments", &d).as_deref(),
+            Some(
+                "json: cannot unmarshal bool into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32"
+            )
+        );
+        let lease = json!({"spec": {"renewTime": 5}});
+        assert_eq!(
+            decode_error("coordination.k8s.io", "leases", &lease).as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field LeaseSpec.spec.renewTime of type string"
+            )
         );
         let lease = json!({"spec": {"leaseDurationSeconds": true}});
         assert_eq!(

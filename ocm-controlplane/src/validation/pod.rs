@@ -247,7 +247,7 @@ fn tolerations(list: &[Value], path: &Path) -> Errors {
             errs.push(field::not_supported(
                 &p.child("effect"),
                 &json!(effect),
-                &["NoExecute", "NoSchedule", "PreferNoSchedule"],
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
             ));
         }
     }

@@ -110,7 +110,8 @@ pub fn role(o: &Value, namespaced: bool) -> Errors {
             let sp = p.index(i);
             errs.extend(label_selector(sel, &sp));
             if !selector_parses(sel) {
-                errs.push(field::invalid(&sp, sel, "invalid label selector."));
+                // kube-apiserver shows the (nil) parsed selector, not the one sent.
+                errs.push(field::invalid(&sp, &Value::Null, "invalid label selector."));
             }
         }
     }
