@@ -14,6 +14,7 @@ pub mod core;
 pub mod field;
 pub mod go_types;
 pub mod pod;
+pub mod probe;
 pub mod quantity;
 pub mod rbac;
 

@@ -47,10 +47,13 @@ fn with(mut base: Value, pointer: &str, value: Value) -> Value {
 
 const C0: &str = "spec.template.spec.containers[0]";
 
+/// An object and the causes expected for it: `(field, reason, message)`.
+type Case = (Value, Vec<(String, &'static str, &'static str)>);
+
 #[test]
 fn deployments() {
     assert!(run("apps", "deployments", deployment(), None).is_empty());
-    let cases: Vec<(Value, Vec<(String, &str, &str)>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             with(
                 deployment(),

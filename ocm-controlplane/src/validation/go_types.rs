@@ -6,7 +6,7 @@
 //!
 //! The walk follows the built-in OpenAPI definitions (`builtin_schemas.json`) in document order.
 //! Go's type names come from the definition names (`v1.<Name>`); named string types (enums) that
-//! the definitions do not distinguish are listed in [`NAMED_STRINGS`].
+//! the definitions do not distinguish are listed in `NAMED_STRINGS`.
 
 use serde_json::Value;
 
