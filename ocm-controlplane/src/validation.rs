@@ -1,4 +1,22 @@
-//! Name, label, annotation and finalizer validation with kube-apiserver's messages.
+//! Name, label, annotation and finalizer validation with kube-apiserver's messages, and (in the
+//! submodules) the validation of built-in kinds at kube-apiserver's level.
+
+pub mod apps;
+pub mod batch;
+pub mod builtin;
+#[cfg(test)]
+mod builtin_tests;
+pub mod certificates;
+pub mod common;
+pub mod container;
+pub mod coordination;
+pub mod core;
+pub mod field;
+pub mod go_types;
+pub mod pod;
+pub mod probe;
+pub mod quantity;
+pub mod rbac;
 
 use serde_json::{Value, json};
 
@@ -26,7 +44,12 @@ pub fn dns1123_label(s: &str) -> Vec<String> {
         errs.push("must be no more than 63 characters".to_string());
     }
     if !is_label_chars(s) {
-        errs.push(DNS1123_LABEL.to_string());
+        if s.len() <= 253 && !s.is_empty() && s.split('.').all(is_label_chars) {
+            // A valid subdomain that is not a label: it has dots.
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(DNS1123_LABEL.to_string());
+        }
     }
     errs
 }
@@ -102,6 +125,9 @@ pub fn label_value(s: &str) -> Vec<String> {
 /// Errors of a ConfigMap or Secret key.
 pub fn config_key(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
+    if s.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
     if s.is_empty()
         || !s
             .bytes()
@@ -113,9 +139,6 @@ pub fn config_key(s: &str) -> Vec<String> {
         errs.push(format!("must not be '{s}'"));
     } else if s.starts_with("..") {
         errs.push("must not start with '..'".to_string());
-    }
-    if s.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
     }
     errs
 }

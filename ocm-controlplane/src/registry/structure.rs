@@ -36,6 +36,19 @@ pub fn builtin_root(group: &str, resource: &str) -> Option<Node<'static>> {
     })
 }
 
+/// The definition name of a stored built-in kind (`io.k8s.api.apps.v1.Deployment`), if it is one.
+pub fn builtin_root_name(group: &str, resource: &str) -> Option<&'static str> {
+    builtin()
+        .get("roots")?
+        .get(format!("{group}/{resource}"))?
+        .as_str()
+}
+
+/// A definition of the built-in schemas by name.
+pub fn builtin_definition(name: &str) -> Option<&'static Value> {
+    definitions()?.get(name)
+}
+
 /// How a list merges, from its schema's extensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListType {

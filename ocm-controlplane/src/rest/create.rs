@@ -196,6 +196,7 @@ impl Api {
             causes.extend(custom_causes);
         } else {
             causes.extend(kinds::validate(info, &object, None));
+            causes.extend(crate::validation::builtin::validate(info, &object, None, ""));
         }
         if !causes.is_empty() {
             return Err(ApiError::invalid(&invalid_subject(info), &name, causes));

@@ -162,6 +162,9 @@ pub fn check_builtin_types(info: &ResourceInfo, object: &Value) -> Result<(), Ap
             }
         }
     }
+    if let Some(msg) = crate::validation::go_types::decode_error(&info.group, &info.resource, object) {
+        return bad(msg);
+    }
     Ok(())
 }
 

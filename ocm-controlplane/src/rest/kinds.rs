@@ -69,12 +69,16 @@ pub fn default(info: &ResourceInfo, object: &mut Value) {
                     .or_insert_with(|| json!({"strategy": "None"}));
             }
         }
-        _ => super::kinds_workloads::default(info, object),
+        _ => {
+            super::kinds_workloads::default(info, object);
+            validation::builtin::default(info, object);
+        }
     }
 }
 
 /// Strategy preparation on create (after the field manager).
 pub fn prepare_create(info: &ResourceInfo, object: &mut Value) {
+    validation::builtin::prepare(info, object, None);
     if let Special::Namespace = special(info)
         && let Some(map) = object.as_object_mut()
     {
@@ -94,6 +98,7 @@ pub fn prepare_create(info: &ResourceInfo, object: &mut Value) {
 /// `lastTransitionTime` they keep the time of the stored condition of the same type and status,
 /// else get the current time (kubectl's `certificate approve` sends neither).
 pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value) {
+    validation::builtin::prepare(info, new, Some(old));
     if special(info) != Special::Csr {
         return;
     }

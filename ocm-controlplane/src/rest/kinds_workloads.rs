@@ -56,6 +56,7 @@ fn default_probe(probe: &mut Map<String, Value>) {
     default_value(probe, "successThreshold", json!(1));
     default_value(probe, "failureThreshold", json!(3));
     if let Some(http) = probe.get_mut("httpGet").and_then(Value::as_object_mut) {
+        default_str(http, "path", "/");
         default_str(http, "scheme", "HTTP");
     }
 }
@@ -66,9 +67,8 @@ fn default_container(c: &mut Map<String, Value>) {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if !image.is_empty() {
-        default_str(c, "imagePullPolicy", pull_policy(&image));
-    }
+    // kube defaults the policy of an image without a tag (also an empty one) to Always.
+    default_str(c, "imagePullPolicy", pull_policy(&image));
     default_str(c, "terminationMessagePath", "/dev/termination-log");
     default_str(c, "terminationMessagePolicy", "File");
     default_value(c, "resources", json!({}));
@@ -94,7 +94,47 @@ fn default_container(c: &mut Map<String, Value>) {
     }
 }
 
+/// The volume sources of a `VolumeSource`; a volume with none of them becomes an `emptyDir`.
+const VOLUME_SOURCES: &[&str] = &[
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
 fn default_volume(v: &mut Map<String, Value>) {
+    if !VOLUME_SOURCES
+        .iter()
+        .any(|s| v.get(*s).is_some_and(|x| !x.is_null()))
+    {
+        v.insert("emptyDir".into(), json!({}));
+    }
     for source in ["secret", "configMap", "projected", "downwardAPI"] {
         if let Some(s) = v.get_mut(source).and_then(Value::as_object_mut) {
             default_value(s, "defaultMode", json!(420));

@@ -328,10 +328,15 @@ impl Api {
     fn validate_meta(&self, info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let m = meta(object);
         let mut causes = Vec::new();
+        // Namespaces, Services and StatefulSets are named by DNS labels, the rest by subdomains.
         let label = matches!(
             info.behavior.as_ref().map(|b| b.special),
             Some(Special::Namespace)
-        );
+        ) || (!info.is_custom()
+            && matches!(
+                (info.storage_group.as_str(), info.storage_resource.as_str()),
+                ("", "services") | ("apps", "statefulsets")
+            ));
         let rbac = info.group == "rbac.authorization.k8s.io";
         if old.is_none() {
             if rbac {

@@ -213,6 +213,12 @@ impl Api {
                 causes.extend(custom_causes);
             } else {
                 causes.extend(kinds::validate(info, &new, Some(stored_old)));
+                causes.extend(crate::validation::builtin::validate(
+                    info,
+                    &new,
+                    Some(stored_old),
+                    &sub,
+                ));
             }
             causes.extend(super::rbac_update::role_ref_causes(info, &new, stored_old));
             if !causes.is_empty() {

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
 
 mod bad_input;
+mod builtin_validation;
 mod compaction;
 mod conformance;
 mod crd_conversion;
