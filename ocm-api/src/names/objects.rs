@@ -172,7 +172,8 @@ pub const BOOTSTRAP_CLUSTER_ROLE: &str = "open-cluster-management:bootstrap";
 /// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap-token group.
 pub const BOOTSTRAP_CLUSTER_ROLE_BINDING: &str = "open-cluster-management:bootstrap:managedcluster";
 /// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap ServiceAccount.
-pub const BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING: &str = "open-cluster-management:bootstrap:agent-registration";
+pub const BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING: &str =
+    "open-cluster-management:bootstrap:agent-registration";
 /// The bootstrap ClusterRole as older `clusteradm init` releases name it.
 pub const LEGACY_BOOTSTRAP_CLUSTER_ROLE: &str = "system:open-cluster-management:bootstrap";
 /// The binding of [`LEGACY_BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap-token group (older `clusteradm`).

@@ -104,7 +104,10 @@ struct YamlNamedCluster<'a> {
 struct YamlCluster<'a> {
     #[serde(rename = "certificate-authority", skip_serializing_if = "Option::is_none")]
     certificate_authority: Option<&'a str>,
-    #[serde(rename = "certificate-authority-data", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "certificate-authority-data",
+        skip_serializing_if = "Option::is_none"
+    )]
     certificate_authority_data: Option<&'a str>,
     #[serde(rename = "insecure-skip-tls-verify", skip_serializing_if = "Option::is_none")]
     insecure_skip_tls_verify: Option<bool>,
@@ -393,7 +396,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let json = r#"{"apiVersion":"v1","clusters":[{"cluster":{"certificate-authority-data":"Q0E=","insecure-skip-tls-verify":false,"server":"https://hub:6443"},"name":"hub"}],"contexts":[{"context":{"cluster":"hub","namespace":"configuration","user":"default-auth"},"name":"default-context"}],"current-context":"default-context","kind":"Config","users":[{"name":"default-auth","user":{"client-certificate":"tls.crt","client-key":"tls.key"}}]}"#;
         std::fs::write(tmp.path().join("kubeconfig"), json).unwrap();
-        std::fs::write(tmp.path().join("tls.crt"), cert("system:open-cluster-management:c1:a1")).unwrap();
+        std::fs::write(
+            tmp.path().join("tls.crt"),
+            cert("system:open-cluster-management:c1:a1"),
+        )
+        .unwrap();
         std::fs::write(tmp.path().join("tls.key"), "key").unwrap();
         assert!(hub_kubeconfig_valid(
             &HubKubeconfigFiles::read(tmp.path()),

@@ -40,7 +40,14 @@ const DECIMAL_SUFFIXES: [(&str, i32); 10] = [
     ("P", 15),
     ("E", 18),
 ];
-const BINARY_SUFFIXES: [(&str, u32); 6] = [("Ki", 10), ("Mi", 20), ("Gi", 30), ("Ti", 40), ("Pi", 50), ("Ei", 60)];
+const BINARY_SUFFIXES: [(&str, u32); 6] = [
+    ("Ki", 10),
+    ("Mi", 20),
+    ("Gi", 30),
+    ("Ti", 40),
+    ("Pi", 50),
+    ("Ei", 60),
+];
 
 /// `10^exp` if it fits.
 fn pow10(exp: u32) -> Option<i128> {
@@ -76,9 +83,15 @@ impl Quantity {
             mantissa = mantissa.checked_mul(10)?.checked_add(i128::from(digit - b'0'))?;
         }
         let fraction_len = i32::try_from(fraction.len()).ok()?;
-        let (mut nanos, format) = if let Some((_, bits)) = BINARY_SUFFIXES.iter().find(|(s, _)| *s == suffix) {
-            let scaled = mantissa.checked_mul(1i128.checked_shl(*bits)?)?.checked_mul(NANOS_PER_UNIT)?;
-            (divide_rounding_up(scaled, pow10(fraction.len().try_into().ok()?)?), Format::BinarySI)
+        let (mut nanos, format) = if let Some((_, bits)) = BINARY_SUFFIXES.iter().find(|(s, _)| *s == suffix)
+        {
+            let scaled = mantissa
+                .checked_mul(1i128.checked_shl(*bits)?)?
+                .checked_mul(NANOS_PER_UNIT)?;
+            (
+                divide_rounding_up(scaled, pow10(fraction.len().try_into().ok()?)?),
+                Format::BinarySI,
+            )
         } else {
             let (exponent, format) = match DECIMAL_SUFFIXES.iter().find(|(s, _)| *s == suffix) {
                 Some((_, exponent)) => (*exponent, Format::DecimalSI),
@@ -127,7 +140,11 @@ impl Quantity {
     pub fn checked_add(self, other: Self) -> Option<Self> {
         Some(Self {
             nanos: self.nanos.checked_add(other.nanos)?,
-            format: if self.nanos == 0 { other.format } else { self.format },
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
         })
     }
 
@@ -240,9 +257,18 @@ mod tests {
         ] {
             assert_eq!(canonical(input), expected, "{input}");
         }
-        assert_eq!(Quantity::parse("1.5Gi").map(|q| q.format()), Some(Format::BinarySI));
-        assert_eq!(Quantity::parse("0.5Ki").map(|q| q.format()), Some(Format::BinarySI));
-        assert_eq!(Quantity::parse("0.1Ki").map(|q| q.format()), Some(Format::BinarySI));
+        assert_eq!(
+            Quantity::parse("1.5Gi").map(|q| q.format()),
+            Some(Format::BinarySI)
+        );
+        assert_eq!(
+            Quantity::parse("0.5Ki").map(|q| q.format()),
+            Some(Format::BinarySI)
+        );
+        assert_eq!(
+            Quantity::parse("0.1Ki").map(|q| q.format()),
+            Some(Format::BinarySI)
+        );
         assert_eq!(
             Quantity::parse("0.0000000001Ki").map(|q| q.format()),
             Some(Format::DecimalSI)

@@ -56,10 +56,17 @@ pub fn from_kubeconfig(kubeconfig: &Kubeconfig) -> Result<Option<Vec<u8>>, Spoke
     let Some((name, cluster)) = current_cluster(kubeconfig) else {
         return Ok(None);
     };
-    if let Some(data) = cluster.certificate_authority_data.as_deref().filter(|d| !d.is_empty()) {
+    if let Some(data) = cluster
+        .certificate_authority_data
+        .as_deref()
+        .filter(|d| !d.is_empty())
+    {
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(data.trim())
-            .map_err(|source| SpokeCaError::DecodeCaData { cluster: name, source })?;
+            .map_err(|source| SpokeCaError::DecodeCaData {
+                cluster: name,
+                source,
+            })?;
         return Ok(Some(decoded));
     }
     match cluster.certificate_authority.as_deref().filter(|p| !p.is_empty()) {
@@ -119,10 +126,8 @@ mod tests {
     #[test]
     fn inline_certificate_authority_data_is_decoded() {
         let data = base64::engine::general_purpose::STANDARD.encode(PEM);
-        let kc = Kubeconfig::from_yaml(&kubeconfig(&format!(
-            "    certificate-authority-data: {data}\n"
-        )))
-        .unwrap();
+        let kc =
+            Kubeconfig::from_yaml(&kubeconfig(&format!("    certificate-authority-data: {data}\n"))).unwrap();
         assert_eq!(from_kubeconfig(&kc).unwrap().as_deref(), Some(PEM.as_bytes()));
     }
 
@@ -156,8 +161,12 @@ mod tests {
     fn no_ca_is_none_and_a_missing_file_an_error() {
         let kc = Kubeconfig::from_yaml(&kubeconfig("    insecure-skip-tls-verify: true\n")).unwrap();
         assert_eq!(from_kubeconfig(&kc).unwrap(), None);
-        let kc = Kubeconfig::from_yaml(&kubeconfig("    certificate-authority: /nonexistent/ca.crt\n")).unwrap();
-        assert!(matches!(from_kubeconfig(&kc), Err(SpokeCaError::ReadCaFile { .. })));
+        let kc =
+            Kubeconfig::from_yaml(&kubeconfig("    certificate-authority: /nonexistent/ca.crt\n")).unwrap();
+        assert!(matches!(
+            from_kubeconfig(&kc),
+            Err(SpokeCaError::ReadCaFile { .. })
+        ));
         assert!(matches!(
             from_kubeconfig_file(Some(Path::new("/nonexistent/kubeconfig"))),
             Err(SpokeCaError::ReadKubeconfig { .. })

@@ -303,7 +303,11 @@ mod tests {
         );
         let subject = &account.subjects.unwrap()[0];
         assert_eq!(
-            (subject.kind.as_str(), subject.name.as_str(), subject.namespace.as_deref()),
+            (
+                subject.kind.as_str(),
+                subject.name.as_str(),
+                subject.namespace.as_deref()
+            ),
             (
                 "ServiceAccount",
                 "agent-registration-bootstrap",

@@ -399,8 +399,8 @@ async fn older_clusteradm_bootstrap_names_still_join_and_are_auto_approved() {
         .await
         .unwrap()
         .status
-        .unwrap()
-        .token;
+        .and_then(|s| s.token)
+        .unwrap();
     let (server, ca) = crate::support::server_and_ca(env.kubeconfig_path());
     let legacy_user = bootstrap::service_account_user(namespace, legacy_sa);
     let joiner = client_from(&bootstrap::token_kubeconfig(&server, &ca, &legacy_user, &token).unwrap()).await;
@@ -410,7 +410,11 @@ async fn older_clusteradm_bootstrap_names_still_join_and_are_auto_approved() {
         auto_approved_csr_users: vec![bootstrap::bootstrap_user()],
         ..HubOptions::default()
     };
-    let approving = tokio::spawn(csr_approval::run(admin.clone(), options, ControllerMetrics::default()));
+    let approving = tokio::spawn(csr_approval::run(
+        admin.clone(),
+        options,
+        ControllerMetrics::default(),
+    ));
     let name = unique("legacy");
     let cluster: ocm_api::cluster::v1::ManagedCluster = serde_json::from_value(serde_json::json!({
         "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
@@ -418,12 +422,15 @@ async fn older_clusteradm_bootstrap_names_still_join_and_are_auto_approved() {
     .unwrap();
     let clusters = Api::<ocm_api::cluster::v1::ManagedCluster>::all(admin.clone());
     // The new bindings may take a moment to reach the authorizer of a real hub.
-    eventually("the older bootstrap identity may create its ManagedCluster", || async {
-        let answer = Api::<ocm_api::cluster::v1::ManagedCluster>::all(joiner.clone())
-            .create(&PostParams::default(), &cluster)
-            .await;
-        (answer.is_ok() || clusters.get_opt(&name).await.ok()?.is_some()).then_some(())
-    })
+    eventually(
+        "the older bootstrap identity may create its ManagedCluster",
+        || async {
+            let answer = Api::<ocm_api::cluster::v1::ManagedCluster>::all(joiner.clone())
+                .create(&PostParams::default(), &cluster)
+                .await;
+            (answer.is_ok() || clusters.get_opt(&name).await.ok()?.is_some()).then_some(())
+        },
+    )
     .await;
     let csr = agent_csr(
         &unique("legacy-csr"),
@@ -441,7 +448,9 @@ async fn older_clusteradm_bootstrap_names_still_join_and_are_auto_approved() {
     let csrs = Api::<CertificateSigningRequest>::all(admin.clone());
     wait_approved(&csrs, csr.metadata.name.as_deref().unwrap()).await;
     approving.abort();
-    let _ = csrs.delete(csr.metadata.name.as_deref().unwrap(), &Default::default()).await;
+    let _ = csrs
+        .delete(csr.metadata.name.as_deref().unwrap(), &Default::default())
+        .await;
     let _ = clusters.delete(&name, &Default::default()).await;
     if created[2] {
         let _ = accounts.delete(legacy_sa, &Default::default()).await;
