@@ -29,7 +29,7 @@ pub(crate) struct KeyAndRequest {
 }
 
 /// A new P-256 key and a request with CN `user`, one O per group, one OU per entry of `units`
-/// and no SANs (`dns` adds DNS SANs).
+/// and no SANs (`dns` adds DNS SANs), laid out as upstream's (`super::pkcs10`).
 pub(crate) fn new_request(
     user: &str,
     groups: &[String],
@@ -38,33 +38,7 @@ pub(crate) fn new_request(
 ) -> Result<KeyAndRequest, AgentError> {
     let err = |e: rcgen::Error| AgentError::CreateRequest(e.to_string());
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(err)?;
-    let mut params = rcgen::CertificateParams::new(dns.to_vec()).map_err(err)?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(rcgen::DnType::CommonName, user);
-    // rcgen keeps one entry per attribute type: the first value is the named type, the second a
-    // custom type carrying the same OID (O 2.5.4.10, OU 2.5.4.11), which rcgen keys differently.
-    for (values, named, arc) in [
-        (groups, rcgen::DnType::OrganizationName, 10),
-        (units, rcgen::DnType::OrganizationalUnitName, 11),
-    ] {
-        if values.len() > 2 {
-            return Err(AgentError::CreateRequest(format!(
-                "at most two values per subject attribute are supported, got {}",
-                values.len()
-            )));
-        }
-        for (i, value) in values.iter().enumerate() {
-            let ty = if i == 0 {
-                named.clone()
-            } else {
-                rcgen::DnType::CustomDnType(vec![2, 5, 4, arc])
-            };
-            params
-                .distinguished_name
-                .push(ty, rcgen::DnValue::Utf8String(value.clone()));
-        }
-    }
-    let request_pem = params.serialize_request(&key).map_err(err)?.pem().map_err(err)?;
+    let request_pem = super::pkcs10::request_pem(&key, user, groups, units, dns).map_err(err)?;
     Ok(KeyAndRequest { key, request_pem })
 }
 
@@ -287,7 +261,7 @@ mod tests {
                 0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0xa1, 0x44
             ]
         );
-        assert_eq!(&der[56..], &key.public_key_raw()[..]);
+        assert_eq!(&der[56..], key.public_key_raw());
         // A SEC1 reader gets the same key back.
         use p256::pkcs8::DecodePrivateKey;
         let parsed = p256::SecretKey::from_sec1_pem(&pem).unwrap();
@@ -363,7 +337,6 @@ mod tests {
             .collect();
         assert_eq!(ou, ["ou1", "ou2"]);
         assert!(req.requested_extensions().is_some_and(|mut e| e.next().is_some()));
-        assert!(new_request("u", &["a".into(), "b".into(), "c".into()], &[], &[]).is_err());
     }
 
     #[test]

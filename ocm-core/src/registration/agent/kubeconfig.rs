@@ -205,7 +205,11 @@ pub(crate) fn write_yaml(kc: &Kubeconfig) -> Result<String, AgentError> {
             })
             .collect(),
     };
-    serde_saphyr::to_string(&config).map_err(|e| AgentError::SerializeKubeconfig(e.to_string()))
+    // Long values (the CA data) stay plain one-line scalars, as Go's writer leaves them.
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    serde_saphyr::to_string_with_options(&config, options)
+        .map_err(|e| AgentError::SerializeKubeconfig(e.to_string()))
 }
 
 /// `path` made absolute against the working directory (unchanged when that fails).
@@ -376,6 +380,19 @@ mod tests {
         let text = hub_kubeconfig(&with_file).unwrap();
         assert!(
             text.contains("- cluster:\n    certificate-authority: /etc/hub/ca.crt\n    proxy-url: http://proxy:3128\n    server: https://hub:6443\n  name: hub\n"),
+            "{text}"
+        );
+        // A real CA stays one plain line, as Go's YAML writer leaves it.
+        let mut long = bootstrap();
+        let data = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [7u8; 1200]);
+        long.clusters[0]
+            .cluster
+            .as_mut()
+            .unwrap()
+            .certificate_authority_data = Some(data.clone());
+        let text = hub_kubeconfig(&long).unwrap();
+        assert!(
+            text.contains(&format!("\n    certificate-authority-data: {data}\n")),
             "{text}"
         );
     }

@@ -14,6 +14,7 @@
 //! | [`claims`] | the claims reported from ClusterClaims and ClusterProperties |
 //! | `managed_namespaces` | the namespaces the cluster's sets manage, labelled for the hub |
 //! | [`addon`] | add-on registration secrets and the add-on lease checker |
+//! | `pkcs10` | certificate requests laid out as Go's `x509` lays them out |
 //! | [`quantity`] | capacity and allocatable summed and printed as Kubernetes quantities |
 //! | [`spoke_ca`] | the managed cluster's CA bundle from its kubeconfig, for the client configs |
 //! | `bootstrap` | creating the ManagedCluster, the CSR loop, writing the secret and its files |
@@ -30,6 +31,7 @@ pub mod kubeconfig;
 mod lease;
 mod managed_namespaces;
 mod patch;
+mod pkcs10;
 pub mod quantity;
 mod rotation;
 pub mod spoke_ca;
