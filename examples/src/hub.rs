@@ -91,7 +91,7 @@ pub struct HubArgs {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum HubCommand {
     /// Print a bootstrap kubeconfig for joining clusters (as `clusteradm get token` does): a
-    /// token of the ServiceAccount open-cluster-management/cluster-bootstrap, bound to the
+    /// token of the ServiceAccount open-cluster-management/agent-registration-bootstrap, bound to the
     /// bootstrap ClusterRole.
     GetToken {
         /// Write the kubeconfig to FILE instead of printing it.

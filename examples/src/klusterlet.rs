@@ -16,7 +16,7 @@ use ocm_api::crd::InstallTarget;
 use ocm_api::names::feature_gates::{CLUSTER_CLAIM, CLUSTER_PROPERTY, Component};
 use ocm_api::names::{namespaces, secrets};
 use ocm_core::metrics::ControllerMetrics;
-use ocm_core::registration::agent::{self, AgentError, AgentOptions, Unjoined};
+use ocm_core::registration::agent::{self, AgentError, AgentOptions, Unjoined, spoke_ca};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags::{self, FeatureGates, FlagError};
@@ -64,8 +64,9 @@ pub struct KlusterletArgs {
     /// port DIR's server used last time, else a free one).
     #[arg(long)]
     pub embedded_port: Option<u16>,
-    /// The managed cluster's API server URLs the hub may use (spec.managedClusterClientConfigs);
-    /// with --embedded, the embedded server's URL by default.
+    /// The managed cluster's API server URLs the hub may use (spec.managedClusterClientConfigs,
+    /// with the CA of the managed cluster's kubeconfig as caBundle); with --embedded, the
+    /// embedded server's URL by default.
     #[arg(long, value_delimiter = ',', value_name = "URL,...")]
     pub spoke_external_server_urls: Vec<String>,
     /// Annotations for the ManagedCluster as key=value,... (keys prefixed
@@ -108,6 +109,9 @@ pub enum KlusterletError {
     /// The health and metrics endpoints could not be served.
     #[error(transparent)]
     Serve(#[from] ServeError),
+    /// The managed cluster's CA bundle could not be read from its kubeconfig.
+    #[error(transparent)]
+    ReadSpokeCa(#[from] spoke_ca::SpokeCaError),
     /// The agent failed in a way a restart does not fix, or unjoin failed.
     #[error("running the registration agent: {0}")]
     RunAgent(#[from] AgentError),
@@ -157,14 +161,18 @@ impl KlusterletArgs {
 /// Flags are invalid, the managed cluster cannot be prepared, or the agent cannot run.
 pub async fn run(args: KlusterletArgs) -> Result<(), KlusterletError> {
     let mut options = args.agent_options()?;
+    // As upstream: the CA of the managed cluster's kubeconfig goes with the URLs.
+    if !args.unjoin && args.embedded.is_none() && !options.external_server_urls.is_empty() {
+        options.spoke_ca_bundle = spoke_ca::from_kubeconfig_file(args.spoke_kubeconfig.as_deref())?;
+    }
     let cluster = args.cluster().await?;
     let result = if args.unjoin {
         unjoin(&cluster, &options).await.map(|_| ())
     } else {
-        if let Some(handle) = cluster.embedded_handle()
-            && options.external_server_urls.is_empty()
-        {
-            options.external_server_urls = vec![handle.url().to_string()];
+        if let Some(handle) = cluster.embedded_handle() {
+            if options.external_server_urls.is_empty() {
+                options.external_server_urls = vec![handle.url().to_string()];
+            }
             options.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
         }
         serve_agent(&cluster, &args, options).await

@@ -15,7 +15,7 @@ use crate::load::LoadError;
 use crate::load::child::{ChildServer, find_server_binary};
 
 /// The user of the bootstrap kubeconfig (the ServiceAccount `clusteradm get token` uses).
-pub const BOOTSTRAP_USER: &str = "system:serviceaccount:open-cluster-management:cluster-bootstrap";
+pub const BOOTSTRAP_USER: &str = "system:serviceaccount:open-cluster-management:agent-registration-bootstrap";
 
 /// How long CRDs may take to become Established.
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
@@ -145,7 +145,7 @@ impl Hub {
     }
 
     /// Applies the bootstrap RBAC and returns a bootstrap kubeconfig (a token of the
-    /// `cluster-bootstrap` ServiceAccount, valid for a day).
+    /// `agent-registration-bootstrap` ServiceAccount, valid for a day).
     pub async fn bootstrap_kubeconfig(&self) -> Result<String, JoinError> {
         ocm_core::registration::hub::bootstrap::bootstrap_kubeconfig(
             &self.client,

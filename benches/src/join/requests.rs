@@ -175,7 +175,7 @@ mod tests {
             r#"{"user":"admin","verb":"patch","resource":"managedclusters","code":200}"#,
             r#"{"user":"admin","verb":"patch","resource":"managedclusters","code":409}"#,
             r#"{"user":"system:open-cluster-management:c:a","verb":"patch","resource":"managedclusters","subresource":"status","code":200}"#,
-            r#"{"user":"system:serviceaccount:open-cluster-management:cluster-bootstrap","verb":"create","resource":"certificatesigningrequests","code":201}"#,
+            r#"{"user":"system:serviceaccount:open-cluster-management:agent-registration-bootstrap","verb":"create","resource":"certificatesigningrequests","code":201}"#,
             "not json",
             "",
         ];

@@ -166,12 +166,21 @@ pub const WORK_WEBHOOK_SERVICE: &str = "cluster-manager-work-webhook";
 /// The service of the hub's add-on conversion webhook.
 pub const ADDON_WEBHOOK_SERVICE: &str = "cluster-manager-addon-webhook";
 
-/// The ClusterRole granting joining clusters what registration needs.
-pub const BOOTSTRAP_CLUSTER_ROLE: &str = "system:open-cluster-management:bootstrap";
+/// The ClusterRole granting joining clusters what registration needs (upstream's cluster-manager
+/// chart; `clusteradm init` names it [`LEGACY_BOOTSTRAP_CLUSTER_ROLE`] in older releases).
+pub const BOOTSTRAP_CLUSTER_ROLE: &str = "open-cluster-management:bootstrap";
 /// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap-token group.
-pub const BOOTSTRAP_CLUSTER_ROLE_BINDING: &str = "cluster-bootstrap";
+pub const BOOTSTRAP_CLUSTER_ROLE_BINDING: &str = "open-cluster-management:bootstrap:managedcluster";
 /// The ClusterRoleBinding of [`BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap ServiceAccount.
-pub const BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING: &str = "cluster-bootstrap-sa";
+pub const BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING: &str =
+    "open-cluster-management:bootstrap:agent-registration";
+/// The bootstrap ClusterRole as older `clusteradm init` releases name it.
+pub const LEGACY_BOOTSTRAP_CLUSTER_ROLE: &str = "system:open-cluster-management:bootstrap";
+/// The binding of [`LEGACY_BOOTSTRAP_CLUSTER_ROLE`] to the bootstrap-token group (older `clusteradm`).
+pub const LEGACY_BOOTSTRAP_CLUSTER_ROLE_BINDING: &str = "cluster-bootstrap";
+/// The binding of [`LEGACY_BOOTSTRAP_CLUSTER_ROLE`] to the legacy bootstrap ServiceAccount (older
+/// `clusteradm`).
+pub const LEGACY_BOOTSTRAP_SERVICE_ACCOUNT_CLUSTER_ROLE_BINDING: &str = "cluster-bootstrap-sa";
 
 #[cfg(test)]
 mod tests {

@@ -104,8 +104,11 @@ pub fn addon_csr_dns_name(addon: &str) -> String {
 
 /// The group bootstrap tokens put joining clusters in (bound to the bootstrap ClusterRole).
 pub const BOOTSTRAP_GROUP: &str = "system:bootstrappers:managedcluster";
-/// The ServiceAccount (in `open-cluster-management`) whose tokens are bootstrap credentials.
-pub const BOOTSTRAP_SERVICE_ACCOUNT: &str = "cluster-bootstrap";
+/// The ServiceAccount (in `open-cluster-management`) whose tokens are bootstrap credentials
+/// (upstream's cluster-manager chart and registration importer).
+pub const BOOTSTRAP_SERVICE_ACCOUNT: &str = "agent-registration-bootstrap";
+/// The bootstrap ServiceAccount as older `clusteradm init` releases name it.
+pub const LEGACY_BOOTSTRAP_SERVICE_ACCOUNT: &str = "cluster-bootstrap";
 
 #[cfg(test)]
 mod tests {

@@ -326,7 +326,7 @@ async fn ensure(
         (secrets::keys::TLS_CERT.to_string(), ByteString(cert)),
         (
             secrets::keys::TLS_KEY.to_string(),
-            ByteString(pending.key.serialize_pem().into_bytes()),
+            ByteString(csr::key_pem(&pending.key)?.into_bytes()),
         ),
         (
             secrets::keys::CLUSTER_NAME.to_string(),

@@ -301,7 +301,7 @@ pub(crate) async fn request_certificate(
         }
         if let Some(cert) = csr::issued_certificate(&current) {
             if csr::certificate_matches_key(&cert, &kr.key) {
-                return Ok(Some((cert, kr.key.serialize_pem())));
+                return Ok(Some((cert, csr::key_pem(&kr.key)?)));
             }
             tracing::warn!(csr = %name, "issued certificate does not match the request's key");
             return Ok(None);

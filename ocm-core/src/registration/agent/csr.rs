@@ -22,14 +22,14 @@ pub const MAX_CSRS: usize = 10;
 
 /// A private key and the PEM certificate request made with it.
 pub(crate) struct KeyAndRequest {
-    /// The key, PEM (`PRIVATE KEY`).
+    /// The key (written out with [`key_pem`]).
     pub key: rcgen::KeyPair,
     /// The PKCS#10 request, PEM.
     pub request_pem: String,
 }
 
 /// A new P-256 key and a request with CN `user`, one O per group, one OU per entry of `units`
-/// and no SANs (`dns` adds DNS SANs).
+/// and no SANs (`dns` adds DNS SANs), laid out as upstream's (`super::pkcs10`).
 pub(crate) fn new_request(
     user: &str,
     groups: &[String],
@@ -38,34 +38,50 @@ pub(crate) fn new_request(
 ) -> Result<KeyAndRequest, AgentError> {
     let err = |e: rcgen::Error| AgentError::CreateRequest(e.to_string());
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(err)?;
-    let mut params = rcgen::CertificateParams::new(dns.to_vec()).map_err(err)?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(rcgen::DnType::CommonName, user);
-    // rcgen keeps one entry per attribute type: the first value is the named type, the second a
-    // custom type carrying the same OID (O 2.5.4.10, OU 2.5.4.11), which rcgen keys differently.
-    for (values, named, arc) in [
-        (groups, rcgen::DnType::OrganizationName, 10),
-        (units, rcgen::DnType::OrganizationalUnitName, 11),
-    ] {
-        if values.len() > 2 {
-            return Err(AgentError::CreateRequest(format!(
-                "at most two values per subject attribute are supported, got {}",
-                values.len()
-            )));
-        }
-        for (i, value) in values.iter().enumerate() {
-            let ty = if i == 0 {
-                named.clone()
-            } else {
-                rcgen::DnType::CustomDnType(vec![2, 5, 4, arc])
-            };
-            params
-                .distinguished_name
-                .push(ty, rcgen::DnValue::Utf8String(value.clone()));
-        }
-    }
-    let request_pem = params.serialize_request(&key).map_err(err)?.pem().map_err(err)?;
+    let request_pem = super::pkcs10::request_pem(&key, user, groups, units, dns).map_err(err)?;
     Ok(KeyAndRequest { key, request_pem })
+}
+
+/// `key` as upstream's agent writes `tls.key`: a SEC1 `EC PRIVATE KEY` PEM block with the
+/// curve's OID and the public key, as Go's `x509.MarshalECPrivateKey` and `pem.Encode` write it
+/// (64-character lines, LF).
+/// Readers (the hub kubeconfig's client, rustls) accept it as well as the PKCS#8 `PRIVATE KEY`
+/// our earlier versions wrote.
+///
+/// # Errors
+/// The key is not a P-256 key.
+pub fn key_pem(key: &rcgen::KeyPair) -> Result<String, AgentError> {
+    use base64::Engine;
+    use p256::pkcs8::DecodePrivateKey;
+    let secret = p256::SecretKey::from_pkcs8_der(&key.serialize_der())
+        .map_err(|e| AgentError::EncodeKey(e.to_string()))?;
+    let scalar = secret.to_bytes();
+    let point = key.public_key_raw();
+    if scalar.len() != 32 || point.len() != 65 {
+        return Err(AgentError::EncodeKey(format!(
+            "a P-256 key has a 32-byte scalar and a 65-byte point, not {} and {}",
+            scalar.len(),
+            point.len()
+        )));
+    }
+    // ECPrivateKey ::= SEQUENCE { version 1, privateKey OCTET STRING, [0] namedCurve OID,
+    // [1] publicKey BIT STRING }: for P-256 the lengths are fixed.
+    let mut der = Vec::with_capacity(121);
+    der.extend_from_slice(&[0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20]);
+    der.extend_from_slice(&scalar);
+    der.extend_from_slice(&[
+        0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
+    ]);
+    der.extend_from_slice(&[0xa1, 0x44, 0x03, 0x42, 0x00]);
+    der.extend_from_slice(point);
+    let body = base64::engine::general_purpose::STANDARD.encode(&der);
+    let mut pem = String::from("-----BEGIN EC PRIVATE KEY-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str("-----END EC PRIVATE KEY-----\n");
+    Ok(pem)
 }
 
 /// The CSR object: `generateName`, labels, request, signer, usages and expiration.
@@ -214,6 +230,64 @@ pub(crate) fn rotation_threshold() -> f64 {
 mod tests {
     use super::*;
 
+    /// A kubeconfig whose user authenticates with `cert_pem` and `key_pem` inline.
+    fn client_kubeconfig(cert_pem: &str, key_pem: &str) -> kube::config::Kubeconfig {
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        kube::config::Kubeconfig::from_yaml(&format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: {}\ncontexts:\n- name: c\n  context:\n    cluster: h\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\n",
+            b64(cert_pem),
+            b64(cert_pem),
+            b64(key_pem)
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_key_is_written_as_a_sec1_ec_private_key() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let pem = key_pem(&key).unwrap();
+        assert!(pem.starts_with("-----BEGIN EC PRIVATE KEY-----\n"), "{pem}");
+        assert!(pem.ends_with("-----END EC PRIVATE KEY-----\n"), "{pem}");
+        assert!(pem.lines().all(|l| l.len() <= 64));
+        let block = x509_parser::pem::parse_x509_pem(pem.as_bytes()).unwrap().1;
+        // ECPrivateKey: version 1, the 32-byte scalar, [0] the P-256 OID, [1] the public point.
+        let der = &block.contents;
+        assert_eq!(der.len(), 121);
+        assert_eq!(der[..7], [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20]);
+        assert_eq!(
+            der[39..53],
+            [
+                0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0xa1, 0x44
+            ]
+        );
+        assert_eq!(&der[56..], key.public_key_raw());
+        // A SEC1 reader gets the same key back.
+        use p256::pkcs8::DecodePrivateKey;
+        let parsed = p256::SecretKey::from_sec1_pem(&pem).unwrap();
+        let original = p256::SecretKey::from_pkcs8_der(&key.serialize_der()).unwrap();
+        assert_eq!(parsed.to_bytes(), original.to_bytes());
+    }
+
+    #[tokio::test]
+    async fn clients_accept_the_sec1_key_and_the_older_pkcs8_one() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap()
+            .pem();
+        for pem in [key_pem(&key).unwrap(), key.serialize_pem()] {
+            let config = kube::Config::from_custom_kubeconfig(
+                client_kubeconfig(&cert, &pem),
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .unwrap();
+            kube::Client::try_from(config).unwrap_or_else(|e| panic!("{pem}: {e}"));
+        }
+    }
+
     #[test]
     fn request_has_cn_both_organisations_and_no_sans() {
         let kr = new_request(
@@ -263,7 +337,6 @@ mod tests {
             .collect();
         assert_eq!(ou, ["ou1", "ou2"]);
         assert!(req.requested_extensions().is_some_and(|mut e| e.next().is_some()));
-        assert!(new_request("u", &["a".into(), "b".into(), "c".into()], &[], &[]).is_err());
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! The kubeconfig names its certificate and key by paths relative to its directory (`tls.crt`,
 //! `tls.key`), as upstream's does; [`read_hub_kubeconfig`] resolves them exactly once, against the
 //! directory made absolute, so a relative `--hub-kubeconfig-dir` works from any working directory.
+//!
+//! It is written as YAML the way client-go's `clientcmd.Write` writes it (keys sorted, lists not
+//! indented under their key, empty fields left out); the readers also accept the JSON form our
+//! earlier versions wrote.
 
 use std::path::{Path, PathBuf};
 
@@ -73,7 +77,139 @@ pub(crate) fn hub_kubeconfig(bootstrap: &Kubeconfig) -> Result<String, AgentErro
         kind: Some("Config".into()),
         ..Default::default()
     };
-    serde_json::to_string(&kc).map_err(|e| AgentError::SerializeKubeconfig(e.to_string()))
+    write_yaml(&kc)
+}
+
+/// The fields of a client-certificate kubeconfig, in the order `clientcmd.Write` puts them
+/// (alphabetical; unset ones left out).
+#[derive(serde::Serialize)]
+struct YamlConfig<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    clusters: Vec<YamlNamedCluster<'a>>,
+    contexts: Vec<YamlNamedContext<'a>>,
+    #[serde(rename = "current-context")]
+    current_context: &'a str,
+    kind: &'a str,
+    users: Vec<YamlNamedUser<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct YamlNamedCluster<'a> {
+    cluster: YamlCluster<'a>,
+    name: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct YamlCluster<'a> {
+    #[serde(rename = "certificate-authority", skip_serializing_if = "Option::is_none")]
+    certificate_authority: Option<&'a str>,
+    #[serde(
+        rename = "certificate-authority-data",
+        skip_serializing_if = "Option::is_none"
+    )]
+    certificate_authority_data: Option<&'a str>,
+    #[serde(rename = "insecure-skip-tls-verify", skip_serializing_if = "Option::is_none")]
+    insecure_skip_tls_verify: Option<bool>,
+    #[serde(rename = "proxy-url", skip_serializing_if = "Option::is_none")]
+    proxy_url: Option<&'a str>,
+    server: &'a str,
+    #[serde(rename = "tls-server-name", skip_serializing_if = "Option::is_none")]
+    tls_server_name: Option<&'a str>,
+}
+
+#[derive(serde::Serialize)]
+struct YamlNamedContext<'a> {
+    context: YamlContext<'a>,
+    name: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct YamlContext<'a> {
+    cluster: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+    user: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct YamlNamedUser<'a> {
+    name: &'a str,
+    user: YamlUser<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct YamlUser<'a> {
+    #[serde(rename = "client-certificate", skip_serializing_if = "Option::is_none")]
+    client_certificate: Option<&'a str>,
+    #[serde(rename = "client-key", skip_serializing_if = "Option::is_none")]
+    client_key: Option<&'a str>,
+}
+
+/// `kc` (clusters, contexts and client-certificate users) as YAML in `clientcmd.Write`'s layout.
+/// Fields this writer does not know (tokens, exec plugins, extensions) are not written.
+pub(crate) fn write_yaml(kc: &Kubeconfig) -> Result<String, AgentError> {
+    fn non_empty(s: &Option<String>) -> Option<&str> {
+        s.as_deref().filter(|s| !s.is_empty())
+    }
+    let config = YamlConfig {
+        api_version: kc.api_version.as_deref().unwrap_or("v1"),
+        clusters: kc
+            .clusters
+            .iter()
+            .filter_map(|named| {
+                let c = named.cluster.as_ref()?;
+                Some(YamlNamedCluster {
+                    cluster: YamlCluster {
+                        certificate_authority: non_empty(&c.certificate_authority),
+                        certificate_authority_data: non_empty(&c.certificate_authority_data),
+                        // Go's bool is left out when false.
+                        insecure_skip_tls_verify: c.insecure_skip_tls_verify.filter(|v| *v),
+                        proxy_url: non_empty(&c.proxy_url),
+                        server: c.server.as_deref().unwrap_or_default(),
+                        tls_server_name: non_empty(&c.tls_server_name),
+                    },
+                    name: &named.name,
+                })
+            })
+            .collect(),
+        contexts: kc
+            .contexts
+            .iter()
+            .filter_map(|named| {
+                let c = named.context.as_ref()?;
+                Some(YamlNamedContext {
+                    context: YamlContext {
+                        cluster: &c.cluster,
+                        namespace: non_empty(&c.namespace),
+                        user: c.user.as_deref().unwrap_or_default(),
+                    },
+                    name: &named.name,
+                })
+            })
+            .collect(),
+        current_context: kc.current_context.as_deref().unwrap_or_default(),
+        kind: kc.kind.as_deref().unwrap_or("Config"),
+        users: kc
+            .auth_infos
+            .iter()
+            .map(|named| {
+                let user = named.auth_info.as_ref();
+                YamlNamedUser {
+                    name: &named.name,
+                    user: YamlUser {
+                        client_certificate: user.and_then(|u| non_empty(&u.client_certificate)),
+                        client_key: user.and_then(|u| non_empty(&u.client_key)),
+                    },
+                }
+            })
+            .collect(),
+    };
+    // Long values (the CA data) stay plain one-line scalars, as Go's writer leaves them.
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    serde_saphyr::to_string_with_options(&config, options)
+        .map_err(|e| AgentError::SerializeKubeconfig(e.to_string()))
 }
 
 /// `path` made absolute against the working directory (unchanged when that fails).
@@ -227,6 +363,69 @@ mod tests {
 
     fn now() -> i64 {
         NOW
+    }
+
+    #[test]
+    fn written_as_clientcmd_writes_it() {
+        let text = hub_kubeconfig(&bootstrap()).unwrap();
+        assert_eq!(
+            text,
+            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: Q0E=\n    server: https://hub:6443\n  name: hub\ncontexts:\n- context:\n    cluster: hub\n    namespace: configuration\n    user: default-auth\n  name: default-context\ncurrent-context: default-context\nkind: Config\nusers:\n- name: default-auth\n  user:\n    client-certificate: tls.crt\n    client-key: tls.key\n"
+        );
+        let mut with_file = bootstrap();
+        let cluster = with_file.clusters[0].cluster.as_mut().unwrap();
+        cluster.certificate_authority_data = None;
+        cluster.certificate_authority = Some("/etc/hub/ca.crt".into());
+        cluster.proxy_url = Some("http://proxy:3128".into());
+        let text = hub_kubeconfig(&with_file).unwrap();
+        assert!(
+            text.contains("- cluster:\n    certificate-authority: /etc/hub/ca.crt\n    proxy-url: http://proxy:3128\n    server: https://hub:6443\n  name: hub\n"),
+            "{text}"
+        );
+        // A real CA stays one plain line, as Go's YAML writer leaves it.
+        let mut long = bootstrap();
+        let data = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [7u8; 1200]);
+        long.clusters[0]
+            .cluster
+            .as_mut()
+            .unwrap()
+            .certificate_authority_data = Some(data.clone());
+        let text = hub_kubeconfig(&long).unwrap();
+        assert!(
+            text.contains(&format!("\n    certificate-authority-data: {data}\n")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_yaml_kubeconfig_round_trips() {
+        let text = hub_kubeconfig(&bootstrap()).unwrap();
+        let kc = Kubeconfig::from_yaml(&text).unwrap();
+        assert_eq!(write_yaml(&kc).unwrap(), text);
+        let (name, cluster) = current_cluster(&kc).unwrap();
+        assert_eq!(name, "hub");
+        assert_eq!(cluster.server.as_deref(), Some("https://hub:6443"));
+        assert_eq!(cluster.certificate_authority_data.as_deref(), Some("Q0E="));
+    }
+
+    #[test]
+    fn the_json_kubeconfig_of_earlier_versions_is_still_read_and_valid() {
+        let tmp = tempfile::tempdir().unwrap();
+        let json = r#"{"apiVersion":"v1","clusters":[{"cluster":{"certificate-authority-data":"Q0E=","insecure-skip-tls-verify":false,"server":"https://hub:6443"},"name":"hub"}],"contexts":[{"context":{"cluster":"hub","namespace":"configuration","user":"default-auth"},"name":"default-context"}],"current-context":"default-context","kind":"Config","users":[{"name":"default-auth","user":{"client-certificate":"tls.crt","client-key":"tls.key"}}]}"#;
+        std::fs::write(tmp.path().join("kubeconfig"), json).unwrap();
+        std::fs::write(
+            tmp.path().join("tls.crt"),
+            cert("system:open-cluster-management:c1:a1"),
+        )
+        .unwrap();
+        std::fs::write(tmp.path().join("tls.key"), "key").unwrap();
+        assert!(hub_kubeconfig_valid(
+            &HubKubeconfigFiles::read(tmp.path()),
+            &bootstrap(),
+            Some("c1"),
+            Some("a1"),
+            now()
+        ));
     }
 
     #[test]

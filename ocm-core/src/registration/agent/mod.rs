@@ -14,6 +14,9 @@
 //! | [`claims`] | the claims reported from ClusterClaims and ClusterProperties |
 //! | `managed_namespaces` | the namespaces the cluster's sets manage, labelled for the hub |
 //! | [`addon`] | add-on registration secrets and the add-on lease checker |
+//! | `pkcs10` | certificate requests laid out as Go's `x509` lays them out |
+//! | [`quantity`] | capacity and allocatable summed and printed as Kubernetes quantities |
+//! | [`spoke_ca`] | the managed cluster's CA bundle from its kubeconfig, for the client configs |
 //! | `bootstrap` | creating the ManagedCluster, the CSR loop, writing the secret and its files |
 //! | `lease` | renewing `managed-cluster-lease` |
 //! | `rotation` | rotating the client certificate, condition `ClusterCertificateRotated` |
@@ -28,7 +31,10 @@ pub mod kubeconfig;
 mod lease;
 mod managed_namespaces;
 mod patch;
+mod pkcs10;
+pub mod quantity;
 mod rotation;
+pub mod spoke_ca;
 mod status;
 pub mod unjoin;
 
@@ -60,6 +66,9 @@ pub enum AgentError {
     /// A client for the hub could not be built.
     #[error("building a hub client: {0}")]
     BuildHubClient(String),
+    /// The private key could not be encoded as PEM.
+    #[error("encoding the private key: {0}")]
+    EncodeKey(String),
     /// A key or certificate request could not be made.
     #[error("creating a certificate request: {0}")]
     CreateRequest(String),
@@ -171,7 +180,8 @@ pub struct AgentOptions {
     pub component_namespace: String,
     /// The managed cluster's API server URLs, put into `spec.managedClusterClientConfigs`.
     pub external_server_urls: Vec<String>,
-    /// The CA bundle (PEM) of the managed cluster's API server, sent with the URLs.
+    /// The CA bundle (PEM) of the managed cluster's API server, sent with the URLs (upstream
+    /// takes it from the agent's kubeconfig of the managed cluster: [`spoke_ca`]).
     pub spoke_ca_bundle: Option<Vec<u8>>,
     /// Annotations for the ManagedCluster; only keys prefixed `agent.open-cluster-management.io`
     /// are used.

@@ -53,72 +53,40 @@ async fn probe(spoke: &kube::Client) -> Result<(), (u16, String)> {
     }
 }
 
-/// Sums a quantity map into `into` (only plain integers and the binary/decimal suffixes that
-/// node capacities use are summed; others keep the first value seen).
-fn add_quantities(into: &mut BTreeMap<String, i128>, from: &BTreeMap<String, Quantity>) {
+/// Adds each quantity of `from` to the values collected per resource name in `into`.
+fn collect_quantities<'a>(into: &mut BTreeMap<String, Vec<&'a str>>, from: &'a BTreeMap<String, Quantity>) {
     for (name, q) in from {
-        if let Some(v) = parse_quantity_milli(&q.0) {
-            *into.entry(name.clone()).or_default() += v;
-        }
+        into.entry(name.clone()).or_default().push(q.0.as_str());
     }
 }
 
-/// A quantity in thousandths (`1` → 1000, `500m` → 500, `1Ki` → 1024000).
-pub fn parse_quantity_milli(q: &str) -> Option<i128> {
-    let q = q.trim();
-    let suffixes: [(&str, i128); 13] = [
-        ("Ki", 1 << 10),
-        ("Mi", 1 << 20),
-        ("Gi", 1 << 30),
-        ("Ti", 1 << 40),
-        ("Pi", 1 << 50),
-        ("Ei", 1 << 60),
-        ("k", 1_000),
-        ("M", 1_000_000),
-        ("G", 1_000_000_000),
-        ("T", 1_000_000_000_000),
-        ("P", 1_000_000_000_000_000),
-        ("E", 1_000_000_000_000_000_000),
-        ("m", 0),
-    ];
-    for (suffix, mult) in suffixes {
-        if let Some(num) = q.strip_suffix(suffix) {
-            let n: i128 = num.parse().ok()?;
-            return Some(if mult == 0 { n } else { n * mult * 1000 });
-        }
-    }
-    q.parse::<i128>().ok().map(|n| n * 1000)
-}
-
-/// A sum in thousandths as a quantity: whole numbers plainly, else with `m`.
-pub fn format_quantity_milli(v: i128) -> Quantity {
-    if v % 1000 == 0 {
-        Quantity((v / 1000).to_string())
-    } else {
-        Quantity(format!("{v}m"))
-    }
-}
-
-/// Capacity (all nodes) and allocatable (schedulable nodes) summed over `nodes`.
+/// Capacity (all nodes) and allocatable (schedulable nodes) summed over `nodes` as upstream's
+/// agent sums them: per resource, in the format of the first Node's value (`8Gi` stays `8Gi`),
+/// printed canonically ([`super::quantity`]). A resource with a value that does not parse keeps
+/// the first Node's text.
 pub fn node_resources(nodes: &[Node]) -> (BTreeMap<String, Quantity>, BTreeMap<String, Quantity>) {
     let mut capacity = BTreeMap::new();
     let mut allocatable = BTreeMap::new();
     for node in nodes {
         let Some(status) = &node.status else { continue };
         if let Some(c) = &status.capacity {
-            add_quantities(&mut capacity, c);
+            collect_quantities(&mut capacity, c);
         }
         let unschedulable = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
         if !unschedulable && let Some(a) = &status.allocatable {
-            add_quantities(&mut allocatable, a);
+            collect_quantities(&mut allocatable, a);
         }
     }
-    let fmt = |m: BTreeMap<String, i128>| {
+    let sum = |m: BTreeMap<String, Vec<&str>>| {
         m.into_iter()
-            .map(|(k, v)| (k, format_quantity_milli(v)))
+            .map(|(k, values)| {
+                let first = values.first().map(|v| (*v).to_string()).unwrap_or_default();
+                let total = super::quantity::sum(values).unwrap_or(first);
+                (k, Quantity(total))
+            })
             .collect()
     };
-    (fmt(capacity), fmt(allocatable))
+    (sum(capacity), sum(allocatable))
 }
 
 /// The state the status loop keeps between rounds.
@@ -391,9 +359,22 @@ mod tests {
     fn capacity_sums_all_nodes_and_allocatable_skips_unschedulable() {
         let (cap, alloc) = node_resources(&[node("2", "1Gi", false), node("500m", "1Gi", true)]);
         assert_eq!(cap["cpu"], Quantity("2500m".into()));
-        assert_eq!(cap["memory"], Quantity((2i128 << 30).to_string()));
+        assert_eq!(cap["memory"], Quantity("2Gi".into()));
         assert_eq!(alloc["cpu"], Quantity("2".into()));
-        assert_eq!(alloc["memory"], Quantity((1i128 << 30).to_string()));
+        assert_eq!(alloc["memory"], Quantity("1Gi".into()));
+    }
+
+    #[test]
+    fn one_nodes_quantities_are_reported_as_the_node_has_them() {
+        let (cap, alloc) = node_resources(&[node("4", "8Gi", false)]);
+        assert_eq!(cap["memory"], Quantity("8Gi".into()));
+        assert_eq!(cap["cpu"], Quantity("4".into()));
+        assert_eq!(alloc["memory"], Quantity("8Gi".into()));
+        // The first Node's format wins; a value that is no quantity is kept as it is.
+        let (cap, _) = node_resources(&[node("1", "8589934592", false), node("1", "8Gi", false)]);
+        assert_eq!(cap["memory"], Quantity("17179869184".into()));
+        let (cap, _) = node_resources(&[node("x", "1Gi", false), node("1", "1Gi", false)]);
+        assert_eq!(cap["cpu"], Quantity("x".into()));
     }
 
     #[tokio::test(start_paused = true)]
@@ -416,13 +397,5 @@ mod tests {
         // Never longer than the period itself.
         assert_eq!(wait_after(Some(Round::NotAccepted), s(1), s(3)), s(1));
         assert_eq!(wait_after(Some(Round::FailureInGrace), s(2), poll), s(2));
-    }
-
-    #[test]
-    fn quantities_parse_in_thousandths() {
-        assert_eq!(parse_quantity_milli("1"), Some(1000));
-        assert_eq!(parse_quantity_milli("250m"), Some(250));
-        assert_eq!(parse_quantity_milli("1Ki"), Some(1_024_000));
-        assert_eq!(parse_quantity_milli("x"), None);
     }
 }

@@ -1,12 +1,20 @@
 //! The bootstrap RBAC a hub grants joining clusters, and bootstrap kubeconfigs.
 //!
-//! Names as upstream's cluster-manager / `clusteradm init` create them: the ClusterRole
-//! `system:open-cluster-management:bootstrap` (read ConfigMaps, create and read CSRs, create,
-//! read and update ManagedClusters, join cluster sets), bound by `cluster-bootstrap` to the group
-//! `system:bootstrappers:managedcluster` (bootstrap tokens) and by `cluster-bootstrap-sa` to the
-//! ServiceAccount `cluster-bootstrap` in `open-cluster-management`.
+//! Names and rules as upstream's cluster-manager chart creates them: the ClusterRole
+//! `open-cluster-management:bootstrap` (read ConfigMaps, create and read CSRs, create, read and
+//! watch ManagedClusters, join cluster sets), bound by
+//! `open-cluster-management:bootstrap:managedcluster` to the group
+//! `system:bootstrappers:managedcluster` (bootstrap tokens) and by
+//! `open-cluster-management:bootstrap:agent-registration` to the ServiceAccount
+//! `agent-registration-bootstrap` in `open-cluster-management`.
 //! [`bootstrap_kubeconfig`] does what `clusteradm get token` does: a TokenRequest for that
 //! ServiceAccount, wrapped in a kubeconfig.
+//!
+//! Hubs set up by older `clusteradm` releases carry the ClusterRole
+//! `system:open-cluster-management:bootstrap`, its bindings `cluster-bootstrap` /
+//! `cluster-bootstrap-sa` and the ServiceAccount `cluster-bootstrap`. They are left as they are
+//! (what they grant keeps working), and [`is_bootstrap_service_account`] /
+//! [`same_bootstrap_identity`] treat both ServiceAccounts as the bootstrap identity.
 
 use std::time::Duration;
 
@@ -32,6 +40,38 @@ pub const BOOTSTRAP_GROUP: &str = subjects::BOOTSTRAP_GROUP;
 pub const BOOTSTRAP_SERVICE_ACCOUNT: &str = subjects::BOOTSTRAP_SERVICE_ACCOUNT;
 /// The namespace of [`BOOTSTRAP_SERVICE_ACCOUNT`].
 pub const BOOTSTRAP_NAMESPACE: &str = namespaces::OPEN_CLUSTER_MANAGEMENT;
+/// The bootstrap ClusterRole of older `clusteradm` releases.
+pub const LEGACY_BOOTSTRAP_CLUSTER_ROLE: &str = objects::LEGACY_BOOTSTRAP_CLUSTER_ROLE;
+/// The bootstrap ServiceAccount of older `clusteradm` releases (in [`BOOTSTRAP_NAMESPACE`]).
+pub const LEGACY_BOOTSTRAP_SERVICE_ACCOUNT: &str = subjects::LEGACY_BOOTSTRAP_SERVICE_ACCOUNT;
+
+/// The user name of a ServiceAccount's tokens: `system:serviceaccount:<namespace>:<name>`.
+#[must_use]
+pub fn service_account_user(namespace: &str, name: &str) -> String {
+    format!("system:serviceaccount:{namespace}:{name}")
+}
+
+/// The user name of [`BOOTSTRAP_SERVICE_ACCOUNT`]'s tokens.
+#[must_use]
+pub fn bootstrap_user() -> String {
+    service_account_user(BOOTSTRAP_NAMESPACE, BOOTSTRAP_SERVICE_ACCOUNT)
+}
+
+/// Whether `user` is the token user of a bootstrap ServiceAccount: upstream's
+/// [`BOOTSTRAP_SERVICE_ACCOUNT`] or older `clusteradm`'s [`LEGACY_BOOTSTRAP_SERVICE_ACCOUNT`].
+#[must_use]
+pub fn is_bootstrap_service_account(user: &str) -> bool {
+    [BOOTSTRAP_SERVICE_ACCOUNT, LEGACY_BOOTSTRAP_SERVICE_ACCOUNT]
+        .iter()
+        .any(|name| user == service_account_user(BOOTSTRAP_NAMESPACE, name))
+}
+
+/// Whether `configured` names the identity `user`: equal, or both bootstrap ServiceAccounts (so
+/// a hub configured with one name still recognises agents bootstrapping with the other).
+#[must_use]
+pub fn same_bootstrap_identity(configured: &str, user: &str) -> bool {
+    configured == user || (is_bootstrap_service_account(configured) && is_bootstrap_service_account(user))
+}
 
 /// What failed while granting bootstrap access.
 #[derive(Debug, thiserror::Error)]
@@ -84,12 +124,12 @@ pub fn bootstrap_cluster_role() -> ClusterRole {
             rule(
                 "certificates.k8s.io",
                 "certificatesigningrequests",
-                &["get", "list", "watch", "create"],
+                &["create", "get", "list", "watch"],
             ),
             rule(
                 "cluster.open-cluster-management.io",
                 "managedclusters",
-                &["get", "list", "update", "create"],
+                &["get", "create", "list", "watch"],
             ),
             rule(
                 "cluster.open-cluster-management.io",
@@ -134,7 +174,8 @@ pub fn bootstrap_cluster_role_bindings() -> [ClusterRoleBinding; 2] {
 }
 
 /// Applies the bootstrap ClusterRole, its two bindings, the namespace `open-cluster-management`
-/// and the ServiceAccount `cluster-bootstrap` (idempotent).
+/// and the ServiceAccount `agent-registration-bootstrap` (idempotent). Older `clusteradm`'s
+/// objects are left untouched.
 ///
 /// # Errors
 /// Applying one of them failed.
@@ -201,7 +242,7 @@ pub fn token_kubeconfig(
 }
 
 /// What `clusteradm get token` does: ensures the bootstrap RBAC and ServiceAccount, requests a
-/// token valid for `ttl` for `open-cluster-management/cluster-bootstrap` and returns a
+/// token valid for `ttl` for `open-cluster-management/agent-registration-bootstrap` and returns a
 /// kubeconfig for `server_url` (trusting `ca_pem`) with that token.
 ///
 /// # Errors
@@ -241,22 +282,52 @@ mod tests {
         let role = bootstrap_cluster_role();
         assert_eq!(
             role.metadata.name.as_deref(),
-            Some("system:open-cluster-management:bootstrap")
+            Some("open-cluster-management:bootstrap")
         );
         let rules = role.rules.unwrap();
-        assert_eq!(rules[1].verbs, vec!["get", "list", "watch", "create"]);
-        assert_eq!(rules[2].verbs, vec!["get", "list", "update", "create"]);
+        assert_eq!(rules[1].verbs, vec!["create", "get", "list", "watch"]);
+        // The agent watches its ManagedCluster while bootstrapping; it never updates it then.
+        assert_eq!(rules[2].verbs, vec!["get", "create", "list", "watch"]);
         let [group, account] = bootstrap_cluster_role_bindings();
-        assert_eq!(group.metadata.name.as_deref(), Some("cluster-bootstrap"));
+        assert_eq!(
+            group.metadata.name.as_deref(),
+            Some("open-cluster-management:bootstrap:managedcluster")
+        );
+        assert_eq!(
+            account.metadata.name.as_deref(),
+            Some("open-cluster-management:bootstrap:agent-registration")
+        );
         assert_eq!(
             group.subjects.unwrap()[0].name,
             "system:bootstrappers:managedcluster"
         );
         let subject = &account.subjects.unwrap()[0];
         assert_eq!(
-            (subject.kind.as_str(), subject.namespace.as_deref()),
-            ("ServiceAccount", Some("open-cluster-management"))
+            (
+                subject.kind.as_str(),
+                subject.name.as_str(),
+                subject.namespace.as_deref()
+            ),
+            (
+                "ServiceAccount",
+                "agent-registration-bootstrap",
+                Some("open-cluster-management")
+            )
         );
+    }
+
+    #[test]
+    fn both_bootstrap_service_accounts_are_the_bootstrap_identity() {
+        let new = "system:serviceaccount:open-cluster-management:agent-registration-bootstrap";
+        let old = "system:serviceaccount:open-cluster-management:cluster-bootstrap";
+        assert_eq!(bootstrap_user(), new);
+        assert!(is_bootstrap_service_account(new) && is_bootstrap_service_account(old));
+        assert!(!is_bootstrap_service_account(
+            "system:serviceaccount:default:cluster-bootstrap"
+        ));
+        assert!(same_bootstrap_identity(new, old) && same_bootstrap_identity(old, new));
+        assert!(same_bootstrap_identity("alice", "alice"));
+        assert!(!same_bootstrap_identity(new, "alice") && !same_bootstrap_identity("alice", old));
     }
 
     #[test]

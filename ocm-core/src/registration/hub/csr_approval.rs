@@ -9,7 +9,9 @@
 //! 1. it is a renewal: `spec.username` is the CN and a SubjectAccessReview for the requester on
 //!    `register.open-cluster-management.io` `managedclusters/clientcertificates` verb `renew`
 //!    allows it (only an accepted cluster's ClusterRole grants that), or
-//! 2. its requester is one of the configured auto-approved users (bootstrap).
+//! 2. its requester is one of the configured auto-approved users (bootstrap); the two bootstrap
+//!    ServiceAccounts, upstream's `agent-registration-bootstrap` and older `clusteradm`'s
+//!    `cluster-bootstrap`, stand for each other there.
 //!
 //! Everything else waits for an administrator. Approved or denied CSRs are left alone.
 
@@ -189,7 +191,12 @@ async fn reconcile(
                 format!("managed cluster csr {name} is auto approved by hub csr controller"),
             )
             .await;
-        } else if ctx.options.auto_approved_csr_users.contains(&requester) {
+        } else if ctx
+            .options
+            .auto_approved_csr_users
+            .iter()
+            .any(|user| super::bootstrap::same_bootstrap_identity(user, &requester))
+        {
             approve(&csr, &ctx).await?;
             publish(
                 &ctx.recorder,

@@ -47,6 +47,8 @@ pub struct HubOptions {
     /// Labels added to every namespace and RBAC object the hub creates (upstream `--labels`).
     pub extra_labels: BTreeMap<String, String>,
     /// Users whose first CSR is approved automatically (upstream `--auto-approved-csr-users`).
+    /// Either bootstrap ServiceAccount (`agent-registration-bootstrap`, or older `clusteradm`'s
+    /// `cluster-bootstrap`, in `open-cluster-management`) stands for both.
     pub auto_approved_csr_users: Vec<String>,
     /// Accept new clusters automatically (feature gate `ManagedClusterAutoApproval`): they get
     /// the annotation `open-cluster-management.io/automatically-accepted-on` and

@@ -218,3 +218,29 @@ async fn clusterannotations_only_agent_prefixed_and_client_configs() {
     let _ = handle.await;
     setup.finish().await;
 }
+
+/// The caBundle of the client configs comes from the kubeconfig of the managed cluster, as
+/// upstream's agent takes it: inline data (the embedded spoke's kubeconfig) or the file it names
+/// (a real spoke's kubeconfig made by the real-kube tools).
+#[tokio::test]
+async fn client_config_ca_bundle_is_the_spoke_kubeconfigs_ca() {
+    let setup = Setup::new("cabundle").await;
+    let path = setup.spoke.kubeconfig_path().to_path_buf();
+    let (_, expected) = crate::support::server_and_ca(&path);
+    let mut options = setup.options();
+    options.external_server_urls = vec!["https://spoke.example:6443".into()];
+    options.spoke_ca_bundle = agent::spoke_ca::from_kubeconfig_file(Some(&path)).unwrap();
+    assert_eq!(options.spoke_ca_bundle.as_deref(), Some(expected.as_bytes()));
+    let handle = tokio::spawn(agent::run(
+        setup.spoke_client.clone(),
+        options,
+        ControllerMetrics::default(),
+    ));
+    let cluster = eventually(30, "ManagedCluster", || async { setup.cluster().await }).await;
+    let configs = cluster.spec.managed_cluster_client_configs.unwrap();
+    assert_eq!(configs.len(), 1);
+    assert_eq!(configs[0].ca_bundle.as_ref().unwrap().0, expected.as_bytes());
+    handle.abort();
+    let _ = handle.await;
+    setup.finish().await;
+}

@@ -84,7 +84,9 @@ async fn spokecluster_status_capacity_and_allocatable_from_nodes() {
         let status = setup.cluster().await?.status?;
         let cap = status.capacity?;
         let alloc = status.allocatable?;
+        // The Node's own strings, as upstream's agent reports them (`1Gi`, not `1073741824`).
         (cap.get("cpu") == Some(&Quantity("4".into()))
+            && cap.get("memory") == Some(&Quantity("1Gi".into()))
             && cap.get("example.com/gpu") == Some(&Quantity("2".into()))
             && alloc.get("cpu") == Some(&Quantity("3".into())))
         .then_some(())

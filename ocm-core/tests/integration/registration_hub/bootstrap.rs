@@ -44,7 +44,7 @@ async fn bootstrap_kubeconfig_can_join_but_not_read_secrets() {
         .unwrap();
     assert_eq!(
         created.spec.username.as_deref(),
-        Some("system:serviceaccount:open-cluster-management:cluster-bootstrap")
+        Some("system:serviceaccount:open-cluster-management:agent-registration-bootstrap")
     );
     assert!(forbidden(
         Api::<Secret>::all(joiner.clone())

@@ -340,3 +340,127 @@ async fn certificate_renewal_pending_at_denial_is_not_approved() {
         task.abort();
     }
 }
+
+/// Applies `object` unless one of that name exists; true when this call created it.
+async fn create_if_missing<K>(api: &Api<K>, object: &K) -> bool
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    match api.create(&PostParams::default(), object).await {
+        Ok(_) => true,
+        Err(kube::Error::Api(status)) if status.code == 409 => false,
+        Err(error) => panic!("creating {:?}: {error}", object.meta().name),
+    }
+}
+
+#[tokio::test]
+async fn older_clusteradm_bootstrap_names_still_join_and_are_auto_approved() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use ocm_core::metrics::ControllerMetrics;
+    use ocm_core::registration::hub::csr_approval;
+
+    let env = ocm_controlplane::TestEnv::hub().await.unwrap();
+    env.install_ocm_crds().await.unwrap();
+    // The approver below approves every bootstrap CSR: no other test's may be pending meanwhile.
+    let _lock = crate::hub_lock::HubLock::exclusive(&env, crate::hub_lock::Lock::HubControllers).await;
+    let admin = env.client().await.unwrap();
+    bootstrap::ensure_bootstrap_rbac(&admin).await.unwrap();
+    // What an older `clusteradm init` made: its ServiceAccount, ClusterRole and binding.
+    let namespace = bootstrap::BOOTSTRAP_NAMESPACE;
+    let legacy_sa = bootstrap::LEGACY_BOOTSTRAP_SERVICE_ACCOUNT;
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": bootstrap::LEGACY_BOOTSTRAP_CLUSTER_ROLE},
+        "rules": [
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+             "verbs": ["create", "get", "list", "watch"]},
+            {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"],
+             "verbs": ["get", "create", "list", "update"]}]}))
+    .unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "cluster-bootstrap-sa"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": bootstrap::LEGACY_BOOTSTRAP_CLUSTER_ROLE},
+        "subjects": [{"kind": "ServiceAccount", "name": legacy_sa, "namespace": namespace}]}))
+    .unwrap();
+    let account: ServiceAccount =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": legacy_sa, "namespace": namespace}}))
+            .unwrap();
+    let roles = Api::<ClusterRole>::all(admin.clone());
+    let bindings = Api::<ClusterRoleBinding>::all(admin.clone());
+    let accounts = Api::<ServiceAccount>::namespaced(admin.clone(), namespace);
+    let created = [
+        create_if_missing(&roles, &role).await,
+        create_if_missing(&bindings, &binding).await,
+        create_if_missing(&accounts, &account).await,
+    ];
+    let token = accounts
+        .create_token_request(legacy_sa, &PostParams::default(), &Default::default())
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.token)
+        .unwrap();
+    let (server, ca) = crate::support::server_and_ca(env.kubeconfig_path());
+    let legacy_user = bootstrap::service_account_user(namespace, legacy_sa);
+    let joiner = client_from(&bootstrap::token_kubeconfig(&server, &ca, &legacy_user, &token).unwrap()).await;
+
+    // The hub auto-approves upstream's bootstrap identity; the older one stands for it.
+    let options = HubOptions {
+        auto_approved_csr_users: vec![bootstrap::bootstrap_user()],
+        ..HubOptions::default()
+    };
+    let approving = tokio::spawn(csr_approval::run(
+        admin.clone(),
+        options,
+        ControllerMetrics::default(),
+    ));
+    let name = unique("legacy");
+    let cluster: ocm_api::cluster::v1::ManagedCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster",
+        "metadata": {"name": name}, "spec": {"hubAcceptsClient": false}}))
+    .unwrap();
+    let clusters = Api::<ocm_api::cluster::v1::ManagedCluster>::all(admin.clone());
+    // The new bindings may take a moment to reach the authorizer of a real hub.
+    eventually(
+        "the older bootstrap identity may create its ManagedCluster",
+        || async {
+            let answer = Api::<ocm_api::cluster::v1::ManagedCluster>::all(joiner.clone())
+                .create(&PostParams::default(), &cluster)
+                .await;
+            (answer.is_ok() || clusters.get_opt(&name).await.ok()?.is_some()).then_some(())
+        },
+    )
+    .await;
+    let csr = agent_csr(
+        &unique("legacy-csr"),
+        &name,
+        &format!("system:open-cluster-management:{name}:agent1"),
+        &[&format!("system:open-cluster-management:{name}"), CLUSTERS_GROUP],
+        USAGES,
+        SIGNER,
+    );
+    let made = Api::<CertificateSigningRequest>::all(joiner)
+        .create(&PostParams::default(), &csr)
+        .await
+        .unwrap();
+    assert_eq!(made.spec.username.as_deref(), Some(legacy_user.as_str()));
+    let csrs = Api::<CertificateSigningRequest>::all(admin.clone());
+    wait_approved(&csrs, csr.metadata.name.as_deref().unwrap()).await;
+    approving.abort();
+    let _ = csrs
+        .delete(csr.metadata.name.as_deref().unwrap(), &Default::default())
+        .await;
+    let _ = clusters.delete(&name, &Default::default()).await;
+    if created[2] {
+        let _ = accounts.delete(legacy_sa, &Default::default()).await;
+    }
+    if created[1] {
+        let _ = bindings.delete("cluster-bootstrap-sa", &Default::default()).await;
+    }
+    if created[0] {
+        let _ = roles
+            .delete(bootstrap::LEGACY_BOOTSTRAP_CLUSTER_ROLE, &Default::default())
+            .await;
+    }
+}
