@@ -247,6 +247,7 @@ impl ControlPlaneBuilder {
             tokio::spawn(crate::controllers::garbage_collector::run(api.clone())),
             tokio::spawn(crate::controllers::namespace_lifecycle::run(api.clone())),
             tokio::spawn(crate::controllers::clusterrole_aggregation::run(api.clone())),
+            tokio::spawn(crate::controllers::crd_deletion::run(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {

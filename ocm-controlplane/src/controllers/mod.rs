@@ -9,10 +9,12 @@
 //! | owner references: background, foreground and orphan deletion | [`garbage_collector`] |
 //! | namespace deletion: content removal, conditions, the `kubernetes` finalizer | [`namespace_lifecycle`] |
 //! | ClusterRoles with an `aggregationRule` | [`clusterrole_aggregation`] |
+//! | CRD deletion: the `customresourcecleanup` finalizer, custom resources deleted first | [`crd_deletion`] |
 //!
 //! They work on the server's [`Api`] and follow the storage's watch directly.
 
 pub mod clusterrole_aggregation;
+pub mod crd_deletion;
 pub mod csr_signing;
 pub mod garbage_collector;
 pub mod leader_lease;

@@ -224,6 +224,11 @@ impl Api {
                 return Ok(reply);
             }
         }
+        if let Some(reply) =
+            crate::controllers::crd_deletion::start_deletion(self, info, ctx, options).await?
+        {
+            return Ok(reply);
+        }
         let ns = if info.namespaced {
             ctx.namespace.clone()
         } else {

@@ -4,6 +4,7 @@
 mod bad_input;
 mod conformance;
 mod crd_conversion;
+mod crd_lifecycle;
 mod durability;
 mod garbage_collection;
 mod kube_client;
