@@ -65,9 +65,9 @@ async fn create_when_served(api: &Api<DynamicObject>, widget: &DynamicObject) {
     .await;
 }
 
-fn api_error(result: Result<CustomResourceDefinition, kube::Error>) -> kube::core::ErrorResponse {
+fn api_error(result: Result<CustomResourceDefinition, kube::Error>) -> kube::core::Status {
     match result {
-        Err(kube::Error::Api(status)) => status,
+        Err(kube::Error::Api(status)) => *status,
         other => panic!("expected an API error, got {other:?}"),
     }
 }
@@ -301,7 +301,7 @@ async fn deleting_a_crd_honours_preconditions_and_dry_run() {
         ..DeleteParams::default()
     };
     let refused = match crds.delete(&name, &wrong_uid).await {
-        Err(kube::Error::Api(status)) => status,
+        Err(kube::Error::Api(status)) => *status,
         other => panic!("{other:?}"),
     };
     assert_eq!(refused.code, 409);
