@@ -195,10 +195,11 @@ fn instance_type(api: &Api, crd: &Value) -> Option<Arc<ResourceInfo>> {
 /// Deletes every custom resource of `crd` and waits for them to be gone; the `Terminating`
 /// condition to report, and the error when they are not all gone.
 async fn delete_instances(api: &Api, crd: &Value) -> (Value, Result<(), String>) {
-    let failed = |reason: &str, message: String| {
-        (condition("True", reason, message.clone()), Err(message))
-    };
-    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
+    let failed = |reason: &str, message: String| (condition("True", reason, message.clone()), Err(message));
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let plural = crd
         .pointer("/spec/names/plural")
         .and_then(Value::as_str)
@@ -213,7 +214,10 @@ async fn delete_instances(api: &Api, crd: &Value) -> (Value, Result<(), String>)
     let list = match api.storage.list(&prefix, None).await {
         Ok(list) => list,
         Err(error) => {
-            return failed("InstanceDeletionFailed", format!("could not list instances: {error}"));
+            return failed(
+                "InstanceDeletionFailed",
+                format!("could not list instances: {error}"),
+            );
         }
     };
     let mut errors = Vec::new();
@@ -309,7 +313,11 @@ async fn sync(api: &Api, name: &str) -> Result<(), CleanupError> {
     }
     let in_progress = with_condition(
         crd,
-        condition("True", "InstanceDeletionInProgress", "CustomResource deletion is in progress"),
+        condition(
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        ),
     );
     let Some(current) = store(api, &key, &current, in_progress)
         .await
@@ -318,7 +326,10 @@ async fn sync(api: &Api, name: &str) -> Result<(), CleanupError> {
         return Ok(());
     };
     let crd = current.object.as_ref();
-    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let plural = crd
         .pointer("/spec/names/plural")
         .and_then(Value::as_str)
@@ -453,10 +464,7 @@ mod tests {
         let crd = json!({"status": {"conditions": [
             {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
              "message": "the initial names have been accepted", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}});
-        let pending = with_condition(
-            &crd,
-            condition("True", "InstanceDeletionPending", "pending"),
-        );
+        let pending = with_condition(&crd, condition("True", "InstanceDeletionPending", "pending"));
         let conditions = pending["status"]["conditions"].as_array().unwrap();
         assert_eq!(conditions.len(), 2);
         assert_eq!(conditions[1]["type"], "Terminating");
@@ -464,7 +472,11 @@ mod tests {
         stamped["status"]["conditions"][1]["lastTransitionTime"] = json!("2020-01-02T00:00:00Z");
         let progress = with_condition(
             &stamped,
-            condition("True", "InstanceDeletionInProgress", "CustomResource deletion is in progress"),
+            condition(
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+            ),
         );
         let t = &progress["status"]["conditions"][1];
         assert_eq!(t["reason"], "InstanceDeletionInProgress");

@@ -102,11 +102,8 @@ fn request_uri_has_scheme_and_host(s: &str) -> bool {
             None => host_port,
         }
     };
-    host.bytes().all(|b| {
-        b >= 0x80
-            || b.is_ascii_alphanumeric()
-            || b"-_.~!$&'()*+,;=:[]<>\"%".contains(&b)
-    })
+    host.bytes()
+        .all(|b| b >= 0x80 || b.is_ascii_alphanumeric() || b"-_.~!$&'()*+,;=:[]<>\"%".contains(&b))
 }
 
 /// `:` followed by digits only (or nothing), as Go's URL parser wants a port.
@@ -183,7 +180,13 @@ mod tests {
         for g in ["k8s.io", "about.k8s.io", "a.b.kubernetes.io", "kubernetes.io"] {
             assert!(is_protected_group(g), "{g}");
         }
-        for g in ["example.com", "xk8s.io", "k8s.io.example.com", "notkubernetes.io", ""] {
+        for g in [
+            "example.com",
+            "xk8s.io",
+            "k8s.io.example.com",
+            "notkubernetes.io",
+            "",
+        ] {
             assert!(!is_protected_group(g), "{g}");
         }
     }
@@ -195,10 +198,16 @@ mod tests {
             (Some(""), ApprovalState::Missing),
             (Some("unapproved"), ApprovalState::Bypassed),
             (Some("unapproved, experimental only"), ApprovalState::Bypassed),
-            (Some("https://github.com/kubernetes/enhancements/pull/3084"), ApprovalState::Approved),
+            (
+                Some("https://github.com/kubernetes/enhancements/pull/3084"),
+                ApprovalState::Approved,
+            ),
             (Some("http://example.com"), ApprovalState::Approved),
             (Some("https://example.com:8443/x?y=1"), ApprovalState::Approved),
-            (Some("github.com/kubernetes/enhancements/pull/1"), ApprovalState::Invalid),
+            (
+                Some("github.com/kubernetes/enhancements/pull/1"),
+                ApprovalState::Invalid,
+            ),
             (Some("https://"), ApprovalState::Invalid),
             (Some("mailto:someone@example.com"), ApprovalState::Invalid),
             (Some("https://exa mple.com/"), ApprovalState::Invalid),
@@ -216,7 +225,10 @@ mod tests {
     fn refusals_name_the_annotation_as_kube_does() {
         let missing = validate(&crd("about.k8s.io", None), None);
         assert_eq!(missing.len(), 1);
-        assert_eq!(missing[0].field, "metadata.annotations[api-approved.kubernetes.io]");
+        assert_eq!(
+            missing[0].field,
+            "metadata.annotations[api-approved.kubernetes.io]"
+        );
         assert_eq!(
             missing[0].message,
             "Required value: protected groups must have approval annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111"
@@ -242,8 +254,14 @@ mod tests {
     #[test]
     fn condition_reports_each_state() {
         let reason = |v: Option<&str>| condition(&crd("about.k8s.io", v)).map(|c| c["reason"].clone());
-        assert_eq!(reason(Some("https://example.com/1")), Some(json!("ApprovedAnnotation")));
-        assert_eq!(reason(Some("unapproved: testing")), Some(json!("UnapprovedAnnotation")));
+        assert_eq!(
+            reason(Some("https://example.com/1")),
+            Some(json!("ApprovedAnnotation"))
+        );
+        assert_eq!(
+            reason(Some("unapproved: testing")),
+            Some(json!("UnapprovedAnnotation"))
+        );
         assert_eq!(reason(Some("nope")), Some(json!("InvalidAnnotation")));
         assert_eq!(reason(None), Some(json!("MissingAnnotation")));
         assert!(condition(&crd("example.com", None)).is_none());

@@ -73,7 +73,10 @@ pub fn on_update(info: &ResourceInfo, _old: &Value, new: &mut Value) {
 ///
 /// # Errors
 /// When `info` is a custom resource type whose CRD is being deleted.
-pub fn refuse_create_while_terminating(info: &ResourceInfo, object: &Value) -> Result<(), crate::status::ApiError> {
+pub fn refuse_create_while_terminating(
+    info: &ResourceInfo,
+    object: &Value,
+) -> Result<(), crate::status::ApiError> {
     if !info.custom.as_ref().is_some_and(|c| c.terminating) {
         return Ok(());
     }
@@ -449,7 +452,11 @@ mod tests {
         );
         register(&registry, &addon_crd("None"));
         let info = registry
-            .get("addon.open-cluster-management.io", "v1beta1", "clustermanagementaddons")
+            .get(
+                "addon.open-cluster-management.io",
+                "v1beta1",
+                "clustermanagementaddons",
+            )
             .unwrap();
         let custom = info.custom.as_ref().unwrap();
         assert!(matches!(custom.conversion, Conversion::Relabel));
@@ -464,7 +471,11 @@ mod tests {
         );
         register(&registry, &addon_crd("Webhook"));
         let info = registry
-            .get("addon.open-cluster-management.io", "v1beta1", "clustermanagementaddons")
+            .get(
+                "addon.open-cluster-management.io",
+                "v1beta1",
+                "clustermanagementaddons",
+            )
             .unwrap();
         assert!(matches!(
             info.custom.as_ref().unwrap().conversion,
@@ -478,18 +489,26 @@ mod tests {
         let mut crd = addon_crd("None");
         register(&registry, &crd);
         let info = registry
-            .get("addon.open-cluster-management.io", "v1alpha1", "clustermanagementaddons")
+            .get(
+                "addon.open-cluster-management.io",
+                "v1alpha1",
+                "clustermanagementaddons",
+            )
             .unwrap();
         assert!(refuse_create_while_terminating(&info, &json!({"metadata": {"name": "a"}})).is_ok());
         assert!(info.verbs.iter().any(|v| v == "create"));
         crd["status"] = json!({"conditions": [{"type": "Terminating", "status": "True"}]});
         register(&registry, &crd);
         let info = registry
-            .get("addon.open-cluster-management.io", "v1alpha1", "clustermanagementaddons")
+            .get(
+                "addon.open-cluster-management.io",
+                "v1alpha1",
+                "clustermanagementaddons",
+            )
             .unwrap();
         assert_eq!(info.verbs, ["delete", "deletecollection", "get", "list", "watch"]);
-        let refused = refuse_create_while_terminating(&info, &json!({"metadata": {"name": "a"}}))
-            .unwrap_err();
+        let refused =
+            refuse_create_while_terminating(&info, &json!({"metadata": {"name": "a"}})).unwrap_err();
         assert_eq!(refused.code, 403);
         assert_eq!(
             refused.message,
@@ -505,7 +524,11 @@ mod tests {
         let types: Vec<&str> = conditions.iter().filter_map(|c| c["type"].as_str()).collect();
         assert_eq!(
             types,
-            ["NamesAccepted", "Established", "KubernetesAPIApprovalPolicyConformant"]
+            [
+                "NamesAccepted",
+                "Established",
+                "KubernetesAPIApprovalPolicyConformant"
+            ]
         );
         let mut settled = crd.clone();
         settled["status"]["conditions"] = Value::Array(conditions);

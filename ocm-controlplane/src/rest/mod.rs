@@ -235,14 +235,14 @@ fn convert_with(
     api_version: &str,
 ) -> Result<Value, ApiError> {
     custom.conversion.apply(object, api_version).map_err(|e| {
-            let from = object
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            ApiError::internal(format!(
-                "conversion webhook for {from}, Kind={} failed: {e}",
-                info.kind
-            ))
+        let from = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        ApiError::internal(format!(
+            "conversion webhook for {from}, Kind={} failed: {e}",
+            info.kind
+        ))
     })
 }
 

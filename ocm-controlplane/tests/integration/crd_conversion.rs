@@ -323,7 +323,10 @@ async fn addon_kinds_with_conversion_none_are_relabelled_and_pruned() {
     // not served.
     assert!(as_beta.data["spec"].get("defaultConfigs").is_none());
     assert!(as_beta.data["spec"].get("supportedConfigs").is_none());
-    assert_eq!(as_beta.data["spec"]["addOnMeta"], json!({"displayName": "no conversion"}));
+    assert_eq!(
+        as_beta.data["spec"]["addOnMeta"],
+        json!({"displayName": "no conversion"})
+    );
     assert_eq!(as_beta.data["spec"]["installStrategy"], json!({"type": "Manual"}));
     beta.delete(&name, &DeleteParams::default()).await.unwrap();
 }

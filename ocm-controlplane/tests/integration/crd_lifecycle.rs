@@ -9,7 +9,9 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionCondition,
 };
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use ocm_controlplane::TestEnv;
 use serde_json::{Value, json};
 
@@ -48,7 +50,10 @@ fn widget(group: &str, name: &str, finalizers: &[&str]) -> DynamicObject {
     .unwrap()
 }
 
-fn condition<'a>(crd: &'a CustomResourceDefinition, kind: &str) -> Option<&'a CustomResourceDefinitionCondition> {
+fn condition<'a>(
+    crd: &'a CustomResourceDefinition,
+    kind: &str,
+) -> Option<&'a CustomResourceDefinitionCondition> {
     crd.status
         .as_ref()?
         .conditions
@@ -80,7 +85,10 @@ async fn protected_groups_need_the_api_approval_annotation() {
     let group = format!("{}.k8s.io", unique("approval"));
     let name = format!("widgets.{group}");
 
-    let missing = api_error(crds.create(&PostParams::default(), &widget_crd(&group, false, None)).await);
+    let missing = api_error(
+        crds.create(&PostParams::default(), &widget_crd(&group, false, None))
+            .await,
+    );
     assert_eq!(missing.code, 422);
     assert_eq!(missing.reason, "Invalid");
     assert_eq!(
@@ -92,7 +100,11 @@ async fn protected_groups_need_the_api_approval_annotation() {
     let invalid = api_error(
         crds.create(
             &PostParams::default(),
-            &widget_crd(&group, false, Some(json!({"api-approved.kubernetes.io": "maybe later"}))),
+            &widget_crd(
+                &group,
+                false,
+                Some(json!({"api-approved.kubernetes.io": "maybe later"})),
+            ),
         )
         .await,
     );
@@ -107,7 +119,11 @@ async fn protected_groups_need_the_api_approval_annotation() {
     // "unapproved…" is accepted and reported as not conformant.
     crds.create(
         &PostParams::default(),
-        &widget_crd(&group, false, Some(json!({"api-approved.kubernetes.io": "unapproved, testing only"}))),
+        &widget_crd(
+            &group,
+            false,
+            Some(json!({"api-approved.kubernetes.io": "unapproved, testing only"})),
+        ),
     )
     .await
     .unwrap();
@@ -140,7 +156,10 @@ async fn protected_groups_need_the_api_approval_annotation() {
     })
     .await;
     assert_eq!(approved.reason.as_deref(), Some("ApprovedAnnotation"));
-    assert_eq!(approved.message.as_deref(), Some(format!("approved in {url}").as_str()));
+    assert_eq!(
+        approved.message.as_deref(),
+        Some(format!("approved in {url}").as_str())
+    );
 
     // Removing it changes the state: refused. Keeping the state (a label change) is not checked.
     let removed = api_error(
@@ -192,9 +211,12 @@ async fn deleting_a_crd_deletes_its_custom_resources_before_it_goes() {
     );
     let api = widgets(&client, &group, Some(&namespace));
     create_when_served(&api, &widget(&group, "plain", &[])).await;
-    api.create(&PostParams::default(), &widget(&group, "held", &["example.com/hold"]))
-        .await
-        .unwrap();
+    api.create(
+        &PostParams::default(),
+        &widget(&group, "held", &["example.com/hold"]),
+    )
+    .await
+    .unwrap();
 
     // The first DELETE keeps the CRD: deletionTimestamp, the finalizer, Terminating.
     let deleted = crds.delete(&name, &DeleteParams::default()).await.unwrap();
@@ -234,7 +256,10 @@ async fn deleting_a_crd_deletes_its_custom_resources_before_it_goes() {
 
     // No new resources while terminating, and discovery lists no create.
     let refused = eventually("creates to be refused", || async {
-        match api.create(&PostParams::default(), &widget(&group, "late", &[])).await {
+        match api
+            .create(&PostParams::default(), &widget(&group, "late", &[]))
+            .await
+        {
             Err(kube::Error::Api(status)) => Some(status),
             Ok(_) => {
                 api.delete("late", &DeleteParams::default()).await.ok();
@@ -248,7 +273,9 @@ async fn deleting_a_crd_deletes_its_custom_resources_before_it_goes() {
     assert_eq!(refused.reason, "Forbidden");
     assert_eq!(
         refused.message,
-        format!("widgets.{group} \"late\" is forbidden: create not allowed while custom resource definition is terminating")
+        format!(
+            "widgets.{group} \"late\" is forbidden: create not allowed while custom resource definition is terminating"
+        )
     );
     let verbs = eventually("discovery to drop create", || async {
         let resources = client
