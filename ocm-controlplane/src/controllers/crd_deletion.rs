@@ -1,6 +1,6 @@
 //! CRD deletion, as kube-apiserver's CRD store and its CRD finalizer controller do it.
 //!
-//! The first DELETE of a CRD ([`start_deletion`]) does not remove it: it sets
+//! The first DELETE of a CRD (`start_deletion`) does not remove it: it sets
 //! `deletionTimestamp`, adds the finalizer [`CLEANUP_FINALIZER`] and the condition `Terminating`
 //! (`True`, `InstanceDeletionPending`), and answers the CRD (200). From then on the CRD's
 //! resources refuse creates with 403 ("create not allowed while custom resource definition is
