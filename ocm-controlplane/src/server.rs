@@ -267,6 +267,7 @@ impl ControlPlaneBuilder {
                 api.clone(),
                 credentials.client_ca_pem.clone(),
             )),
+            tokio::spawn(crate::controllers::crd_deletion::run(api.clone())),
         ];
         let mut tasks = tasks;
         if let Some(interval) = self.compaction {

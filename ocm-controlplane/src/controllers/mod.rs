@@ -10,11 +10,13 @@
 //! | namespace deletion: content removal, conditions, the `kubernetes` finalizer | [`namespace_lifecycle`] |
 //! | ClusterRoles with an `aggregationRule` | [`clusterrole_aggregation`] |
 //! | `kube-system/extension-apiserver-authentication` (the client CA) | [`authentication_trust`] |
+//! | CRD deletion: the `customresourcecleanup` finalizer, custom resources deleted first | [`crd_deletion`] |
 //!
 //! They work on the server's [`Api`] and follow the storage's watch directly.
 
 pub mod authentication_trust;
 pub mod clusterrole_aggregation;
+pub mod crd_deletion;
 pub mod csr_signing;
 pub mod garbage_collector;
 pub mod leader_lease;

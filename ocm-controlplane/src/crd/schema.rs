@@ -84,6 +84,16 @@ fn takes_default(v: Option<&Value>, s: &Value) -> bool {
     }
 }
 
+/// Drops from a custom resource (`apiVersion`, `kind` and `metadata` kept) every field `schema`
+/// does not declare, as kube-apiserver does after converting an object to a version: what the
+/// version does not know is not served in it, nor stored in it.
+pub(crate) fn prune_unknown(object: &mut Value, schema: &Value) {
+    if schema.is_null() {
+        return;
+    }
+    prune(object, schema, "", &mut Vec::new(), true);
+}
+
 fn apply_defaults(v: &mut Value, s: &Value) {
     match v {
         Value::Object(map) => {

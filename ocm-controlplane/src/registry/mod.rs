@@ -68,6 +68,11 @@ pub struct CustomVersion {
     pub cel: Option<Arc<crate::crd::cel::CelRules>>,
     /// How objects are converted between this CRD's versions.
     pub conversion: crate::conversion::Conversion,
+    /// `openAPIV3Schema` of every version of the CRD, by version name: an object converted to a
+    /// version is pruned of the fields that version's schema does not declare.
+    pub schemas: Arc<BTreeMap<String, Value>>,
+    /// Whether the CRD is being deleted (condition `Terminating` true): no new objects.
+    pub terminating: bool,
 }
 
 /// One served resource type at one group/version.

@@ -60,6 +60,7 @@ impl Api {
         } else {
             None
         };
+        crate::crd::refuse_create_while_terminating(info, &object)?;
         {
             let m = meta_mut(&mut object);
             if let Some(ns) = &ns {

@@ -210,6 +210,23 @@ impl Api {
         options: &Value,
     ) -> Result<Reply, ApiError> {
         validate_options(options)?;
+        // `dryRun` may come in the DeleteOptions body (kube-rs sends it there) as well as in the
+        // query.
+        let dry_run_ctx;
+        let ctx = if !ctx.dry_run
+            && options
+                .get("dryRun")
+                .and_then(Value::as_array)
+                .is_some_and(|d| d.iter().any(|v| v == "All"))
+        {
+            dry_run_ctx = RequestContext {
+                dry_run: true,
+                ..ctx.clone()
+            };
+            &dry_run_ctx
+        } else {
+            ctx
+        };
         let name = ctx.name.clone().unwrap_or_default();
         let subject = info.subject();
         if is_namespace(info) {
@@ -223,6 +240,11 @@ impl Api {
             if let Some(reply) = self.start_namespace_deletion(info, ctx, options).await? {
                 return Ok(reply);
             }
+        }
+        if let Some(reply) =
+            crate::controllers::crd_deletion::start_deletion(self, info, ctx, options).await?
+        {
+            return Ok(reply);
         }
         let ns = if info.namespaced {
             ctx.namespace.clone()

@@ -193,6 +193,7 @@ pub fn validate(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Vec
                 }
             }
         }
+        Special::Crd => causes.extend(crate::crd::approval::validate(object, old)),
         Special::CoreEvent | Special::EventsEvent if old.is_none() => {
             causes.extend(super::kinds_events::validate_create(
                 object,

@@ -210,20 +210,19 @@ pub fn from_version(info: &ResourceInfo, object: &Value) -> Result<Value, ApiErr
     Ok(o)
 }
 
-/// `object` at `api_version`: custom resources through their CRD's conversion, built-in objects
-/// relabelled.
+/// `object` at `api_version`: custom resources through their CRD's conversion and then pruned
+/// to the schema of that version (as kube-apiserver's codec does after every conversion, even to
+/// the same version), built-in objects relabelled.
 fn convert_custom(info: &ResourceInfo, object: &Value, api_version: &str) -> Result<Value, ApiError> {
     match &info.custom {
-        Some(custom) => custom.conversion.apply(object, api_version).map_err(|e| {
-            let from = object
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            ApiError::internal(format!(
-                "conversion webhook for {from}, Kind={} failed: {e}",
-                info.kind
-            ))
-        }),
+        Some(custom) => {
+            let mut converted = convert_with(info, custom, object, api_version)?;
+            let version = api_version.rsplit('/').next().unwrap_or(api_version);
+            if let Some(schema) = custom.schemas.get(version) {
+                crate::crd::schema::prune_unknown(&mut converted, schema);
+            }
+            Ok(converted)
+        }
         None => {
             let mut o = object.clone();
             if let Some(m) = o.as_object_mut() {
@@ -232,6 +231,25 @@ fn convert_custom(info: &ResourceInfo, object: &Value, api_version: &str) -> Res
             Ok(o)
         }
     }
+}
+
+/// `object` converted by the CRD's strategy (a failed webhook conversion answers 500).
+fn convert_with(
+    info: &ResourceInfo,
+    custom: &crate::registry::CustomVersion,
+    object: &Value,
+    api_version: &str,
+) -> Result<Value, ApiError> {
+    custom.conversion.apply(object, api_version).map_err(|e| {
+        let from = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        ApiError::internal(format!(
+            "conversion webhook for {from}, Kind={} failed: {e}",
+            info.kind
+        ))
+    })
 }
 
 /// Whom a 422 names: the stored kind (validation runs on the stored representation, so an

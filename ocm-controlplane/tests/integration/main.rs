@@ -7,6 +7,7 @@ mod compaction;
 mod conformance;
 mod crd_conversion;
 mod discovery_v2;
+mod crd_lifecycle;
 mod durability;
 mod garbage_collection;
 mod go_clients;

@@ -230,6 +230,8 @@ fn custom_resources_have_no_protobuf_form() {
         storage_version: "v1".into(),
         cel: None,
         conversion: crate::conversion::Conversion::Relabel,
+        schemas: Default::default(),
+        terminating: false,
     }));
     let e = object_body_to_json(&custom, &envelope("example.com/v1", "Widget", vec![])).unwrap_err();
     assert_eq!(e.code, 400);
