@@ -4,9 +4,9 @@
 //!
 //! - [`with_certificate`] / [`with_token`]: a kubeconfig for a client certificate or a bearer token.
 //! - [`issue_client_certificate`]: a certificate from the client CA for any user and groups.
-//! - [`ensure_bootstrap_rbac`] and [`create_bootstrap_token`]: the ClusterRole
-//!   `system:open-cluster-management:bootstrap` (create and read CSRs, get and create
-//!   ManagedClusters) bound to `system:bootstrappers:managedcluster`, and a bootstrap-token Secret
+//! - [`ensure_bootstrap_rbac`] and [`create_bootstrap_token`]: upstream's ClusterRole
+//!   `open-cluster-management:bootstrap` (create and read CSRs, get, list, watch and create
+//!   ManagedClusters, join cluster sets, read ConfigMaps) bound to `system:bootstrappers:managedcluster`, and a bootstrap-token Secret
 //!   whose user is in that group.
 
 use std::time::Duration;
@@ -23,8 +23,11 @@ use crate::tls::Credentials;
 
 /// The group OCM's bootstrap identities are in.
 pub const BOOTSTRAP_GROUP: &str = "system:bootstrappers:managedcluster";
-/// The ClusterRole (and ClusterRoleBinding) granting bootstrap identities what registration needs.
-pub const BOOTSTRAP_ROLE: &str = "system:open-cluster-management:bootstrap";
+/// The ClusterRole granting bootstrap identities what registration needs (upstream's
+/// cluster-manager names and rules, as `ocm_core::registration::hub::bootstrap` creates them).
+pub const BOOTSTRAP_ROLE: &str = ocm_api::names::objects::BOOTSTRAP_CLUSTER_ROLE;
+/// The ClusterRoleBinding of [`BOOTSTRAP_ROLE`] to [`BOOTSTRAP_GROUP`].
+pub const BOOTSTRAP_ROLE_BINDING: &str = ocm_api::names::objects::BOOTSTRAP_CLUSTER_ROLE_BINDING;
 
 fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s)
@@ -140,11 +143,13 @@ pub async fn ensure_bootstrap_rbac(api: &Api) -> Result<(), ApiError> {
     create_or_keep(api, "rbac.authorization.k8s.io", "clusterroles", &ctx, json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": BOOTSTRAP_ROLE},
         "rules": [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
             {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["create", "get", "list", "watch"]},
-            {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"], "verbs": ["get", "create"]},
+            {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"], "verbs": ["get", "create", "list", "watch"]},
+            {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclustersets/join"], "verbs": ["create"]},
         ]})).await?;
     create_or_keep(api, "rbac.authorization.k8s.io", "clusterrolebindings", &ctx, json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": BOOTSTRAP_ROLE},
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": BOOTSTRAP_ROLE_BINDING},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": BOOTSTRAP_ROLE},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": BOOTSTRAP_GROUP}]})).await
 }
