@@ -213,9 +213,10 @@ pub(super) fn apply_error(e: ApplyError) -> ApiError {
                 .collect();
             ApiError::new(409, "Conflict", e.to_string()).with_details(json!({ "causes": causes }))
         }
-        ApplyError::ConfigManagedFields | ApplyError::ConfigInvalid { .. } => {
-            ApiError::bad_request(e.to_string())
-        }
+        ApplyError::ConfigManagedFields => ApiError::bad_request(e.to_string()),
+        // kube-apiserver's field manager returns a plain error here, which it answers as a bare
+        // 500 (no reason, no details).
+        ApplyError::ConfigInvalid { .. } => ApiError::new(500, "", e.to_string()),
         ApplyError::DecodeManaged(_) | ApplyError::MergeLive(_) => ApiError::internal(e.to_string()),
     }
 }

@@ -92,7 +92,14 @@ impl Api {
                             .with_details(json!({"causes": [{"reason": "FieldValueInvalid",
                                 "message": format!("Invalid value: {quoted}: {detail}"), "field": "patch"}]}))
                         };
-                        target = strategic::apply(current, p, schema).map_err(|e| invalid(e.to_string()))?;
+                        target = strategic::apply(current, p, schema).map_err(|e| match e {
+                            // kube-apiserver passes the merge library's own error through: a
+                            // bare 500 (interpretStrategicMergePatchError's default).
+                            strategic::StrategicMergeError::MissingMergeKey { .. } => {
+                                ApiError::new(500, "", e.to_string())
+                            }
+                            other => invalid(other.to_string()),
+                        })?;
                         if let Some(go_type) = schema.and_then(|s| strategic::first_type_mismatch(&target, s)) {
                             return Err(invalid(format!("unrecognized type: {go_type}")));
                         }

@@ -158,8 +158,13 @@ fn merge_map(
             });
         };
         let key = child_schema(schema, field).and_then(|s| s.patch_merge_key().map(str::to_string));
+        let live = match original.get(field) {
+            Some(Value::Array(live)) => live.as_slice(),
+            _ => &[],
+        };
         if let Some(Value::Array(items)) = out.get_mut(field) {
-            reorder(items, order, key.as_deref());
+            let merged = std::mem::take(items);
+            *items = normalize_order(merged, order, live, key.as_deref());
         }
     }
     if let Some(retain) = patch.get(RETAIN_KEYS) {
@@ -217,7 +222,7 @@ fn merge_list(
                 out.push(item.clone());
             }
         }
-        return Ok(Some(out));
+        return Ok(Some(normalize_order(out, patch, original, None)));
     }
     let items_schema = schema.and_then(|s| s.items());
     let Some(key) = schema.and_then(|s| s.patch_merge_key()) else {
@@ -261,28 +266,50 @@ fn merge_list(
             }
         }
     }
-    Ok(Some(out))
+    Ok(Some(normalize_order(out, patch, original, Some(key))))
 }
 
-/// Orders `items` as `order` names them (by merge key, or as scalars); items not named keep their
-/// relative order after the named ones.
-fn reorder(items: &mut Vec<Value>, order: &[Value], key: Option<&str>) {
-    let rank = |item: &Value| -> usize {
-        order
-            .iter()
-            .position(|o| match key {
-                Some(k) => o.get(k).is_some() && o.get(k) == item.get(k),
-                None => o == item,
-            })
-            .unwrap_or(order.len())
-    };
-    let mut ranked: Vec<(usize, usize, Value)> = items
-        .drain(..)
-        .enumerate()
-        .map(|(i, v)| (rank(&v), i, v))
-        .collect();
-    ranked.sort_by_key(|(r, i, _)| (*r, *i));
-    items.extend(ranked.into_iter().map(|(_, _, v)| v));
+/// Where `item` stands in `list`: by merge key, or as a scalar.
+fn position_in(list: &[Value], item: &Value, key: Option<&str>) -> Option<usize> {
+    list.iter().position(|o| match key {
+        Some(k) => o.get(k).is_some() && o.get(k) == item.get(k),
+        None => o == item,
+    })
+}
+
+/// The order kube gives a merged list (strategicpatch's `normalizeElementOrder`): the items the
+/// patch names in the patch's order (`patch_order`: the patch's list or its `$setElementOrder`),
+/// the others in the live object's order (`live`), the two interleaved by their places in the
+/// live list where both have one; an item the live list lacks goes before the live-only items
+/// still to place.
+fn normalize_order(
+    merged: Vec<Value>,
+    patch_order: &[Value],
+    live: &[Value],
+    key: Option<&str>,
+) -> Vec<Value> {
+    let (mut from_patch, mut live_only): (Vec<Value>, Vec<Value>) = merged
+        .into_iter()
+        .partition(|item| position_in(patch_order, item, key).is_some());
+    from_patch.sort_by_key(|item| position_in(patch_order, item, key).unwrap_or(usize::MAX));
+    live_only.sort_by_key(|item| position_in(live, item, key).unwrap_or(usize::MAX));
+    let mut out = Vec::with_capacity(from_patch.len() + live_only.len());
+    let mut left = live_only.into_iter().peekable();
+    let mut right = from_patch.into_iter().peekable();
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => match (position_in(live, l, key), position_in(live, r, key)) {
+                (Some(li), Some(ri)) => li < ri,
+                _ => false,
+            },
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        out.extend(next);
+    }
+    out
 }
 
 /// A patch value with every directive removed.

@@ -84,11 +84,13 @@ enum Slot {
 }
 
 /// The Go name of a field, for error messages: its JSON name capitalized, or for an embedded
-/// struct its type's name.
+/// struct its type's name — inline ones, and `metadata`, which every kind embeds as
+/// `metav1.ObjectMeta` (lists as `metav1.ListMeta`) under a JSON name of its own.
 fn go_field_name(schema: &Schema, field: &Field) -> String {
-    if field.inline
-        && let ValueType::Message(id) = field.value
+    if let ValueType::Message(id) = field.value
         && let Some(embedded) = schema.message(id)
+        && (field.inline
+            || (field.json == "metadata" && matches!(embedded.short.as_str(), "ObjectMeta" | "ListMeta")))
     {
         return embedded.short.clone();
     }

@@ -116,7 +116,8 @@ async fn kubectl_apply_client_side_patch_and_diff() {
     assert!(same.ok, "{} {}", same.stdout, same.stderr);
     assert!(same.stdout.trim().is_empty(), "{}", same.stdout);
 
-    // kubectl patch (strategic by default): containers merge by name.
+    // kubectl patch (strategic by default): containers merge by name; a merged list puts the
+    // items the patch names first where the live list gives no order (as kube-apiserver does).
     let out = k
         .ok(&[
             "patch",
@@ -133,7 +134,7 @@ async fn kubectl_apply_client_side_patch_and_diff() {
     assert_eq!(container(&patched, "extra").unwrap()["image"], "busybox:2");
     assert_eq!(
         container(&patched, "app").unwrap()["env"],
-        json!([{"name": "A", "value": "1"}, {"name": "B", "value": "3"}])
+        json!([{"name": "B", "value": "3"}, {"name": "A", "value": "1"}])
     );
     assert_eq!(container(&patched, "app").unwrap()["image"], "nginx:2");
 

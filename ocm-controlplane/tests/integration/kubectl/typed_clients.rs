@@ -490,7 +490,7 @@ async fn protobuf_bodies_over_http() {
     assert_eq!(code, 400, "{status}");
     assert_eq!(
         status["message"],
-        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: proto: wrong wireType = 0 for field Metadata"
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: proto: wrong wireType = 0 for field ObjectMeta"
     );
 
     // A ConfigMap in protobuf, then deleted with protobuf DeleteOptions: a wrong UID

@@ -182,8 +182,8 @@ fn malformed_bodies_get_kube_apiserver_400s() {
     // The object's bytes: truncated, wrong wire type, field zero, illegal wire type.
     let cases: [(&[u8], &str); 6] = [
         (&[0x0a, 0x05, 0x0a], "unexpected EOF"),
-        (&[0x08, 0x01], "proto: wrong wireType = 0 for field Metadata"),
-        (&[0x0f], "proto: wrong wireType = 7 for field Metadata"),
+        (&[0x08, 0x01], "proto: wrong wireType = 0 for field ObjectMeta"),
+        (&[0x0f], "proto: wrong wireType = 7 for field ObjectMeta"),
         (&[0x00, 0x01], "proto: Namespace: illegal tag 0 (wire type 0)"),
         (&[0x7f], "proto: illegal wireType 7"),
         (&[0x7c], "proto: Namespace: wiretype end group for non-group"),
