@@ -71,8 +71,8 @@ pub struct HubArgs {
     /// these kinds in-process.
     #[arg(long, value_name = "HOST:PORT")]
     pub webhook_bind_address: Option<String>,
-    /// Register the webhooks by this Service (NAMESPACE/NAME[:PORT], port default: the bound
-    /// port) instead of by the URL of --webhook-bind-address, when `hub` runs in the cluster
+    /// Register the webhooks by this Service (NAMESPACE/NAME or NAMESPACE/NAME:PORT; the port
+    /// defaults to the bound one) instead of by the URL of --webhook-bind-address, when `hub` runs in the cluster
     /// behind that Service (upstream: open-cluster-management-hub/cluster-manager-registration-webhook).
     #[arg(long, value_name = "NAMESPACE/NAME[:PORT]", requires = "webhook_bind_address")]
     pub webhook_service: Option<String>,
@@ -129,7 +129,7 @@ pub enum HubCommandError {
     /// The admission webhooks could not be served or registered.
     #[error("admission webhooks: {0}")]
     ServeWebhooks(#[from] WebhookError),
-    /// `--webhook-service` is not NAMESPACE/NAME[:PORT].
+    /// `--webhook-service` is neither NAMESPACE/NAME nor NAMESPACE/NAME:PORT.
     #[error("--webhook-service: {0:?} is not NAMESPACE/NAME[:PORT]")]
     ParseWebhookService(String),
 }
