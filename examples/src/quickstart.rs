@@ -269,8 +269,16 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
     println!("In another terminal, point kubectl at the hub to follow along:");
     println!("      $ export KUBECONFIG={hub_kubeconfig}");
 
-    // The hub: CRDs, bootstrap RBAC, controllers.
-    let hub = demo.hub.insert(Cluster::embedded(&paths.hub(), 0).await?);
+    // The hub: CRDs, bootstrap RBAC, controllers; ManagedCluster admission in-process, as upstream's
+    // hub admits clusters with its webhooks (default gates: DefaultClusterSet on).
+    let admission = ocm_controlplane::admission::ClusterAdmission {
+        mutate: ocm_api::admission::managed_cluster::MutateOptions {
+            default_cluster_set: true,
+        },
+    };
+    let hub = demo
+        .hub
+        .insert(Cluster::embedded_with_admission(&paths.hub(), 0, Some(admission)).await?);
     hub.install_crds(InstallTarget::Hub).await?;
     bootstrap::ensure_bootstrap_rbac(&hub.client()).await?;
     let hub_client = hub.client();

@@ -93,10 +93,20 @@ async fn exercise_apps_kind(client: &kube::Client, ns: &str, plural: &str, kind:
     assert!(got["status"]["replicas"].is_i64(), "{got}");
     assert_eq!(got["status"]["selector"], format!("app={name},tier in (api,web)"));
 
-    // PUT.
-    let mut put = got.clone();
-    put["spec"]["replicas"] = json!(3);
-    let (code, updated) = send(client, "PUT", &scale, JSON, Some(&put)).await;
+    // PUT; read again on a conflict (on a real cluster the workload controllers write the
+    // parent's status meanwhile).
+    let mut got = got;
+    let mut attempts = 0;
+    let (code, updated) = loop {
+        let mut put = got.clone();
+        put["spec"]["replicas"] = json!(3);
+        let (code, updated) = send(client, "PUT", &scale, JSON, Some(&put)).await;
+        attempts += 1;
+        if code != 409 || attempts == 10 {
+            break (code, updated);
+        }
+        got = send(client, "GET", &scale, JSON, None).await.1;
+    };
     assert_eq!(code, 200, "{updated}");
     assert_eq!(updated["kind"], "Scale");
     assert_eq!(updated["spec"]["replicas"], 3);
