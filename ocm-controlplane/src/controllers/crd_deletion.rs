@@ -110,30 +110,7 @@ pub(crate) async fn start_deletion(
             return Err(ApiError::not_found(&subject, &name));
         };
         let old = current.object.as_ref();
-        let uid = meta_str(old, "uid");
-        if let Some(wanted) = options.pointer("/preconditions/uid").and_then(Value::as_str)
-            && wanted != uid
-        {
-            return Err(ApiError::conflict_msg(
-                &subject,
-                &name,
-                &format!("Precondition failed: UID in precondition: {wanted}, UID in object meta: {uid}"),
-            ));
-        }
-        if let Some(rv) = options
-            .pointer("/preconditions/resourceVersion")
-            .and_then(Value::as_str)
-            && rv != current.rv.to_string()
-        {
-            return Err(ApiError::conflict_msg(
-                &subject,
-                &name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    current.rv
-                ),
-            ));
-        }
+        crate::rest::delete::check_update_preconditions(options, &subject, &name, old, current.rv)?;
         if !meta_str(old, "deletionTimestamp").is_empty() {
             return Ok(None);
         }

@@ -322,30 +322,7 @@ impl Api {
                 return Err(ApiError::not_found(&subject, &name));
             };
             let old = current.object.as_ref();
-            let uid = meta_str(old, "uid");
-            if let Some(wanted) = options.pointer("/preconditions/uid").and_then(Value::as_str)
-                && wanted != uid
-            {
-                return Err(ApiError::conflict_msg(
-                    &subject,
-                    &name,
-                    &format!("Precondition failed: UID in precondition: {wanted}, UID in object meta: {uid}"),
-                ));
-            }
-            if let Some(rv) = options
-                .pointer("/preconditions/resourceVersion")
-                .and_then(Value::as_str)
-                && rv != current.rv.to_string()
-            {
-                return Err(ApiError::conflict_msg(
-                    &subject,
-                    &name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        current.rv
-                    ),
-                ));
-            }
+            check_update_preconditions(options, &subject, &name, old, current.rv)?;
             if !meta_str(old, "deletionTimestamp").is_empty() {
                 let pending = old
                     .pointer("/spec/finalizers")
@@ -413,6 +390,42 @@ impl Api {
         }
         Err(ApiError::conflict(&subject, &name))
     }
+}
+
+/// DeleteOptions' preconditions checked as by an update that marks the object deleting (finalizers
+/// pending): apimachinery's `Preconditions.Check` messages, 409 when the uid or resourceVersion
+/// named differs.
+pub(crate) fn check_update_preconditions(
+    options: &Value,
+    subject: &crate::status::Subject,
+    name: &str,
+    stored: &Value,
+    rv: u64,
+) -> Result<(), ApiError> {
+    let uid = meta_str(stored, "uid");
+    if let Some(wanted) = options.pointer("/preconditions/uid").and_then(Value::as_str)
+        && wanted != uid
+    {
+        return Err(ApiError::conflict_msg(
+            subject,
+            name,
+            &format!("Precondition failed: UID in precondition: {wanted}, UID in object meta: {uid}"),
+        ));
+    }
+    if let Some(wanted) = options
+        .pointer("/preconditions/resourceVersion")
+        .and_then(Value::as_str)
+        && wanted != rv.to_string()
+    {
+        return Err(ApiError::conflict_msg(
+            subject,
+            name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {wanted}, ResourceVersion in object meta: {rv}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 mod apply;
 mod create;
 pub mod decode;
-mod delete;
+pub(crate) mod delete;
 pub mod field_labels;
 pub mod kinds;
 pub mod kinds_events;
