@@ -16,11 +16,15 @@ use serde_json::{Map, Value, json};
 
 use super::update::FieldsBy;
 use super::{Api, Reply, RequestContext, meta, meta_str};
-use crate::fieldmanager::managers::{self, Managed, Owned};
-use crate::fieldmanager::{self, ApplyRequest, FieldSet, Manager, Schema};
+use crate::fieldmanager::managers;
+use crate::fieldmanager::{self, ApplyRequest, Manager, Schema};
 use crate::registry::ResourceInfo;
 use crate::status::{ApiError, Cause, Subject};
 use crate::storage;
+
+mod managed_fields;
+
+use managed_fields::{managers_to_parent, managers_to_scale};
 
 /// The Scale's own group/version.
 const SCALE_API_VERSION: &str = "autoscaling/v1";
@@ -272,117 +276,6 @@ fn scale_of(paths: &ScalePaths, parent: &Value, mark_missing: bool) -> Result<Va
         "spec": spec,
         "status": status,
     }))
-}
-
-/// The parent's managers that own its replicas field, as owners of the Scale's `spec.replicas`
-/// (kube's `ScaleHandler.ToSubresource`).
-fn managers_to_scale(paths: &ScalePaths, parent: &Value) -> Vec<Value> {
-    let Some(entries) = managers::entries_of(parent) else {
-        return Vec::new();
-    };
-    let Ok(decoded) = managers::decode(entries) else {
-        return Vec::new();
-    };
-    let replicas = scale_replicas_set();
-    let mut out = Managed::new();
-    for (identity, owned) in decoded {
-        let Some(Some(path)) = paths.mapping(&owned.api_version) else {
-            continue;
-        };
-        if owns(&owned.set, path) {
-            out.insert(
-                identity,
-                Owned {
-                    set: replicas.clone(),
-                    api_version: SCALE_API_VERSION.into(),
-                    time: owned.time,
-                },
-            );
-        }
-    }
-    managers::encode(&out)
-}
-
-/// Whether `set` holds the field at `path` (field names).
-fn owns(set: &FieldSet, path: &[String]) -> bool {
-    let elements: Vec<String> = path
-        .iter()
-        .map(|n| fieldmanager::fieldset::field_element(n))
-        .collect();
-    set.has(&elements)
-}
-
-/// `{spec: {replicas}}` as a field set.
-fn scale_replicas_set() -> FieldSet {
-    path_set(&["spec".to_string(), "replicas".to_string()])
-}
-
-/// A set holding one path of fields.
-fn path_set(path: &[String]) -> FieldSet {
-    path.iter().rev().fold(FieldSet::leaf(), |child, name| {
-        let mut set = FieldSet::default();
-        set.insert_child(fieldmanager::fieldset::field_element(name), child);
-        set
-    })
-}
-
-/// The parent's managedFields after a write of its Scale (kube's `ScaleHandler.ToParent`):
-/// managers that lost the Scale's replicas lose the parent's, managers of the Scale's replicas
-/// own the parent's (in the addressed version), entries of unknown apiVersions are dropped.
-fn managers_to_parent(
-    paths: &ScalePaths,
-    parent: &Value,
-    parent_api_version: &str,
-    scale_entries: &[Value],
-) -> Result<Vec<Value>, ApiError> {
-    let parent_managed = match managers::entries_of(parent) {
-        Some(entries) => managers::decode(entries).map_err(|e| ApiError::internal(e.to_string()))?,
-        None => Managed::new(),
-    };
-    let mut scale_managed = managers::decode(scale_entries).map_err(|e| ApiError::internal(e.to_string()))?;
-    let mut out = Managed::new();
-    for (identity, owned) in &parent_managed {
-        let Some(path) = paths.mapping(&owned.api_version) else {
-            continue;
-        };
-        let Some(path) = path.as_ref().filter(|p| owns(&owned.set, p)) else {
-            out.insert(identity.clone(), owned.clone());
-            continue;
-        };
-        if scale_managed.remove(identity).is_some() {
-            out.insert(identity.clone(), owned.clone());
-            continue;
-        }
-        let rest = owned.set.difference(&path_set(path));
-        if !rest.is_empty() {
-            out.insert(
-                identity.clone(),
-                Owned {
-                    set: rest,
-                    ..owned.clone()
-                },
-            );
-        }
-    }
-    let replicas = ["spec".to_string(), "replicas".to_string()];
-    let Some(Some(parent_path)) = paths.mapping(parent_api_version) else {
-        return Ok(managers::encode(&out));
-    };
-    for (identity, owned) in scale_managed {
-        if !owns(&owned.set, &replicas) {
-            continue;
-        }
-        let time = parent_managed.get(&identity).and_then(|o| o.time.clone());
-        out.insert(
-            identity,
-            Owned {
-                set: path_set(parent_path),
-                api_version: parent_api_version.to_string(),
-                time,
-            },
-        );
-    }
-    Ok(managers::encode(&out))
 }
 
 /// What a write of a Scale does to it.
@@ -754,99 +647,4 @@ impl Api {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_selectors_print_as_kube_prints_them() {
-        let selector = json!({
-            "matchLabels": {"b": "2", "a": "1"},
-            "matchExpressions": [
-                {"key": "env", "operator": "In", "values": ["prod", "dev"]},
-                {"key": "c", "operator": "Exists"},
-                {"key": "x", "operator": "DoesNotExist"},
-                {"key": "tier", "operator": "NotIn", "values": ["web"]},
-            ],
-        });
-        assert_eq!(
-            label_selector_string(&selector),
-            "a=1,b=2,c,env in (dev,prod),tier notin (web),!x"
-        );
-        assert_eq!(label_selector_string(&json!({})), "");
-        assert_eq!(label_map_string(&json!({"z": "1", "app": "x"})), "app=x,z=1");
-    }
-
-    fn deployment() -> Value {
-        json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "d", "namespace": "n", "uid": "u1", "resourceVersion": "7",
-                "creationTimestamp": "2026-01-01T00:00:00Z", "generation": 2,
-                "managedFields": [
-                    {"manager": "kubectl", "operation": "Update", "apiVersion": "apps/v1",
-                     "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
-                     "fieldsV1": {"f:spec": {"f:replicas": {}, "f:template": {}}}},
-                ]},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}},
-            "status": {"replicas": 2},
-        })
-    }
-
-    #[test]
-    fn scale_of_a_deployment() {
-        let info = crate::registry::Registry::with_builtins();
-        let info = info.get("apps", "v1", "deployments").unwrap();
-        let paths = ScalePaths::builtin(&info).unwrap();
-        let scale = scale_of(&paths, &deployment(), false).unwrap();
-        assert_eq!(
-            scale,
-            json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {"name": "d", "namespace": "n", "uid": "u1", "resourceVersion": "7",
-                    "creationTimestamp": "2026-01-01T00:00:00Z"},
-                "spec": {"replicas": 3}, "status": {"replicas": 2, "selector": "app=web"}})
-        );
-    }
-
-    #[test]
-    fn managers_move_between_parent_and_scale() {
-        let info = crate::registry::Registry::with_builtins();
-        let info = info.get("apps", "v1", "deployments").unwrap();
-        let paths = ScalePaths::builtin(&info).unwrap();
-        let parent = deployment();
-        let to_scale = managers_to_scale(&paths, &parent);
-        assert_eq!(to_scale.len(), 1);
-        assert_eq!(to_scale[0]["apiVersion"], "autoscaling/v1");
-        assert_eq!(to_scale[0]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
-        // Another manager took spec.replicas through the Scale.
-        let scale_entries = vec![json!({"manager": "hpa", "operation": "Update",
-            "apiVersion": "autoscaling/v1", "time": "2026-01-02T00:00:00Z", "fieldsType": "FieldsV1",
-            "fieldsV1": {"f:spec": {"f:replicas": {}}}, "subresource": "scale"})];
-        let back = managers_to_parent(&paths, &parent, "apps/v1", &scale_entries).unwrap();
-        assert_eq!(back.len(), 2);
-        let kubectl = back.iter().find(|e| e["manager"] == "kubectl").unwrap();
-        assert_eq!(kubectl["fieldsV1"], json!({"f:spec": {"f:template": {}}}));
-        let hpa = back.iter().find(|e| e["manager"] == "hpa").unwrap();
-        assert_eq!(hpa["apiVersion"], "apps/v1");
-        assert_eq!(hpa["subresource"], "scale");
-        assert_eq!(hpa["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
-    }
-
-    #[test]
-    fn custom_paths_come_from_the_crd_version() {
-        let crd = json!({"spec": {"versions": [
-            {"name": "v1", "subresources": {"scale": {"specReplicasPath": ".spec.size",
-                "statusReplicasPath": ".status.size", "labelSelectorPath": ".status.selector"}}},
-            {"name": "v2"},
-        ]}});
-        let paths = ScalePaths::custom(&crd, "example.com", "v1").unwrap();
-        assert_eq!(paths.spec_replicas, vec!["spec", "size"]);
-        assert_eq!(paths.mapping("example.com/v2"), Some(&None));
-        assert!(ScalePaths::custom(&crd, "example.com", "v2").is_none());
-        let cr = json!({"metadata": {"name": "c"}, "spec": {}, "status": {"size": 1, "selector": "a=b"}});
-        let scale = scale_of(&paths, &cr, true).unwrap();
-        assert_eq!(scale["spec"]["replicas"], MISSING_REPLICAS);
-        assert_eq!(scale["status"], json!({"replicas": 1, "selector": "a=b"}));
-        let mut cr = cr;
-        set_nested(&mut cr, &paths.spec_replicas, json!(4));
-        assert_eq!(cr["spec"]["size"], 4);
-    }
-}
+mod tests;
