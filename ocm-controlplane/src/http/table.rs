@@ -218,19 +218,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
             out.push((
                 col("Created At", "date", "", AGE_DESC, 0),
-                Box::new(|o: &Value| {
-                    o.pointer("/metadata/creationTimestamp")
-                        .and_then(Value::as_str)
-                        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
-                        .map(|t| {
-                            json!(
-                                t.with_timezone(&chrono::Utc)
-                                    .format("%Y-%m-%dT%H:%M:%SZ")
-                                    .to_string()
-                            )
-                        })
-                        .unwrap_or(Value::Null)
-                }),
+                Box::new(super::table_kinds::created_at),
             ));
             return out;
         }

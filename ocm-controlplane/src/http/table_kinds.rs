@@ -91,7 +91,7 @@ pub(super) fn columns(info: &ResourceInfo) -> Option<Vec<Column>> {
 }
 
 /// The creation time itself (kube-apiserver's default table convertor).
-fn created_at(o: &Value) -> Value {
+pub(super) fn created_at(o: &Value) -> Value {
     o.pointer("/metadata/creationTimestamp")
         .and_then(Value::as_str)
         .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
