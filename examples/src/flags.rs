@@ -39,7 +39,8 @@ pub enum FlagError {
     },
 }
 
-/// The feature gates of one component: its defaults, overridden by `--feature-gates`.
+/// The feature gates of one component (or of the several components one process runs): their
+/// defaults, overridden by `--feature-gates`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeatureGates {
     enabled: BTreeSet<&'static str>,
@@ -52,7 +53,21 @@ impl FeatureGates {
     /// # Errors
     /// An entry is malformed or names a gate `component` does not know.
     pub fn parse(component: Component, entries: &[String]) -> Result<Self, FlagError> {
-        let known: Vec<_> = DEFAULTS.iter().filter(|d| d.component == component).collect();
+        Self::parse_for(&[component], entries)
+    }
+
+    /// The gates of every component in `components` (a gate several of them know is one gate:
+    /// set once, on in all of them) with `entries` applied over their defaults.
+    ///
+    /// # Errors
+    /// An entry is malformed or names a gate none of `components` knows.
+    pub fn parse_for(components: &[Component], entries: &[String]) -> Result<Self, FlagError> {
+        let mut known: Vec<_> = DEFAULTS
+            .iter()
+            .filter(|d| components.contains(&d.component))
+            .collect();
+        known.sort_by_key(|d| d.name);
+        known.dedup_by_key(|d| d.name);
         let mut enabled: BTreeSet<&'static str> =
             known.iter().filter(|d| d.enabled).map(|d| d.name).collect();
         for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {

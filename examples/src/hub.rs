@@ -4,8 +4,8 @@
 //! status) and serves `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
-//! ManagedClusters and ManagedClusterSetBindings are admitted as upstream's cluster-manager
-//! webhooks admit them: on a cluster, with `--webhook-bind-address`, `hub` serves the admission
+//! ManagedClusters, ManagedClusterSetBindings and ManifestWorks are admitted as upstream's
+//! cluster-manager webhooks admit them: on a cluster, with `--webhook-bind-address`, `hub` serves the admission
 //! webhooks (its own serving certificate) and registers them with the cluster, by URL or by
 //! Service (`--webhook-service`); the embedded control plane admits them in-process.
 //!
@@ -16,16 +16,24 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ocm_api::admission::managed_cluster::MutateOptions;
+use ocm_api::admission::manifest_work::{DEFAULT_MANIFEST_LIMIT, ManifestWorkOptions};
 use ocm_api::crd::InstallTarget;
-use ocm_api::names::feature_gates::{Component, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_AUTO_APPROVAL};
+use ocm_api::names::feature_gates::{
+    CLEAN_UP_COMPLETED_MANIFEST_WORK, Component, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_AUTO_APPROVAL,
+    NIL_EXECUTOR_VALIDATING,
+};
 use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
 use ocm_core::registration::webhook::{Endpoint, Registration, Reviewer, WebhookError, WebhookServer};
+use ocm_core::work::hub::garbage_collection::{self, GarbageCollectionError};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags::{self, FeatureGates, FlagError};
 use crate::serving::{self, Health, ServeError};
+
+/// The components whose feature gates `hub --feature-gates` sets.
+const HUB_COMPONENTS: &[Component] = &[Component::HubRegistration, Component::HubWork];
 
 /// How long requests in flight may take to finish when the process stops.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -56,7 +64,7 @@ pub struct HubArgs {
     /// unless ManagedClusterAutoApproval is on).
     #[arg(long, value_delimiter = ',', value_name = "USER,...")]
     pub auto_approved_csr_users: Vec<String>,
-    /// Feature gates of the hub registration controllers, as Name=true|false,...
+    /// Feature gates of the hub registration and work controllers, as Name=true|false,...
     #[arg(long, value_delimiter = ',', value_name = "NAME=BOOL,...")]
     pub feature_gates: Vec<String>,
     /// Labels added to the namespaces and RBAC objects the hub creates, as key=value,...
@@ -65,7 +73,11 @@ pub struct HubArgs {
     /// Where /healthz, /readyz and /metrics are served.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT")]
     pub metrics_bind_address: String,
-    /// Serve the ManagedCluster and ManagedClusterSetBinding admission webhooks on HOST:PORT
+    /// The largest total size of a ManifestWork's manifests, in bytes (upstream's work webhook
+    /// `--manifestLimit`).
+    #[arg(long, default_value_t = DEFAULT_MANIFEST_LIMIT, value_name = "BYTES")]
+    pub manifest_limit: usize,
+    /// Serve the ManagedCluster, ManagedClusterSetBinding and ManifestWork admission webhooks on HOST:PORT
     /// (HTTPS, with a serving certificate of its own) and register them with the cluster, as
     /// upstream's cluster-manager does. Not used with --embedded, whose control plane admits
     /// these kinds in-process.
@@ -126,6 +138,9 @@ pub enum HubCommandError {
     /// A hub controller stopped.
     #[error("running the hub controllers: {0}")]
     RunControllers(#[from] hub::HubError),
+    /// The ManifestWork garbage collection stopped.
+    #[error("running the ManifestWork garbage collection: {0}")]
+    RunWorkGarbageCollection(#[from] GarbageCollectionError),
     /// The admission webhooks could not be served or registered.
     #[error("admission webhooks: {0}")]
     ServeWebhooks(#[from] WebhookError),
@@ -140,7 +155,7 @@ impl HubArgs {
     /// # Errors
     /// A feature gate or label is malformed or unknown.
     pub fn hub_options(&self) -> Result<HubOptions, FlagError> {
-        let gates = FeatureGates::parse(Component::HubRegistration, &self.feature_gates)?;
+        let gates = FeatureGates::parse_for(HUB_COMPONENTS, &self.feature_gates)?;
         let auto_approval = gates.enabled(MANAGED_CLUSTER_AUTO_APPROVAL);
         if !auto_approval && !self.cluster_auto_approval_users.is_empty() {
             tracing::warn!(
@@ -161,15 +176,21 @@ impl HubArgs {
         })
     }
 
-    /// How the hub admits ManagedClusters: the mutating rules follow the gate DefaultClusterSet.
+    /// How the hub admits its kinds: the ManagedCluster mutating rules follow the gate
+    /// DefaultClusterSet, the ManifestWork rules `--manifest-limit` and the gate
+    /// NilExecutorValidating.
     ///
     /// # Errors
     /// A feature gate is malformed or unknown.
     pub fn cluster_admission(&self) -> Result<ClusterAdmission, FlagError> {
-        let gates = FeatureGates::parse(Component::HubRegistration, &self.feature_gates)?;
+        let gates = FeatureGates::parse_for(HUB_COMPONENTS, &self.feature_gates)?;
         Ok(ClusterAdmission {
             mutate: MutateOptions {
                 default_cluster_set: gates.enabled(DEFAULT_CLUSTER_SET),
+            },
+            work: ManifestWorkOptions {
+                manifest_limit: self.manifest_limit,
+                nil_executor_validating: gates.enabled(NIL_EXECUTOR_VALIDATING),
             },
         })
     }
@@ -270,6 +291,7 @@ async fn serve_webhooks(
     let reviewer = Reviewer {
         client: cluster.client(),
         mutate: admission.mutate,
+        work: admission.work,
     };
     let server = WebhookServer::start(bind, &hosts, reviewer).await?;
     let endpoint = match service {
@@ -343,9 +365,21 @@ async fn serve_hub(
     if let Some(path) = cluster.kubeconfig_path() {
         tracing::info!(kubeconfig = %path.display(), "hub controllers starting");
     }
+    let gates = FeatureGates::parse_for(HUB_COMPONENTS, &args.feature_gates)?;
+    let work_gc = gates.enabled(CLEAN_UP_COMPLETED_MANIFEST_WORK).then(|| {
+        tracing::info!("ManifestWork garbage collection on (CleanUpCompletedManifestWork)");
+        garbage_collection::run(cluster.client(), metrics.clone())
+    });
+    let work_gc = async move {
+        match work_gc {
+            Some(controller) => controller.await,
+            None => std::future::pending().await,
+        }
+    };
     health.set_ready();
     let result = tokio::select! {
         result = hub::run(cluster.client(), options, metrics) => result.map_err(HubCommandError::from),
+        result = work_gc => result.map_err(HubCommandError::from),
         () = crate::process::shutdown_signal() => Ok(()),
     };
     server.shutdown().await;

@@ -275,6 +275,7 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         mutate: ocm_api::admission::managed_cluster::MutateOptions {
             default_cluster_set: true,
         },
+        work: ocm_api::admission::manifest_work::ManifestWorkOptions::default(),
     };
     let hub = demo
         .hub

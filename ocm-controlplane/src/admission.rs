@@ -1,12 +1,14 @@
-//! In-process admission of the OCM hub kinds: ManagedClusters (mutating and validating) and
-//! ManagedClusterSetBindings (validating), with the rules of [`ocm_api::admission`] — what
-//! upstream's cluster-manager serves as admission webhooks to kube-apiserver.
+//! In-process admission of the OCM hub kinds: ManagedClusters (mutating and validating),
+//! ManagedClusterSetBindings and ManifestWorks (validating), with the rules of
+//! [`ocm_api::admission`] — what upstream's cluster-manager serves as admission webhooks to
+//! kube-apiserver.
 //!
 //! The control plane admits them when it serves as a hub: when it was started with
 //! [`ControlPlaneBuilder::cluster_admission`](crate::ControlPlaneBuilder::cluster_admission) (the
 //! `hub --embedded` binary, `serve --cluster-admission`). The rules then apply to
 //! the custom resources `managedclusters` and `managedclustersetbindings` of
-//! `cluster.open-cluster-management.io` — present once the OCM CRDs are installed — on create,
+//! `cluster.open-cluster-management.io` and `manifestworks` of `work.open-cluster-management.io`
+//! — present once the OCM CRDs are installed — on create,
 //! update, patch and apply of the object itself (not of `/status`), dry runs included. A bare
 //! control plane with the CRDs behaves as a kube-apiserver with the CRDs and no webhooks.
 //!
@@ -20,7 +22,8 @@ use std::sync::Arc;
 
 use ocm_api::admission::{
     Answer, CLUSTER_GROUP, CLUSTER_SET_BINDING_VALIDATOR, Check, Denial, MANAGED_CLUSTER_MUTATOR,
-    MANAGED_CLUSTER_VALIDATOR, Operation, Webhook, cluster_set_binding, managed_cluster,
+    MANAGED_CLUSTER_VALIDATOR, MANIFEST_WORK_VALIDATOR, Operation, WORK_GROUP, Webhook, cluster_set_binding,
+    managed_cluster, manifest_work,
 };
 use serde_json::Value;
 
@@ -34,6 +37,8 @@ use crate::status::ApiError;
 pub struct ClusterAdmission {
     /// The mutating rules' options (the hub's gate DefaultClusterSet).
     pub mutate: managed_cluster::MutateOptions,
+    /// The ManifestWork rules' options (manifest limit, gate NilExecutorValidating).
+    pub work: manifest_work::ManifestWorkOptions,
 }
 
 /// The admission of a running server: its options and its authorizer.
@@ -55,18 +60,17 @@ impl Admission {
 enum Kind {
     ManagedCluster,
     ClusterSetBinding,
+    ManifestWork,
 }
 
 fn kind_of(info: &ResourceInfo, ctx: &RequestContext) -> Option<Kind> {
-    if !info.is_custom()
-        || info.group != CLUSTER_GROUP
-        || ctx.subresource.as_deref().is_some_and(|s| !s.is_empty())
-    {
+    if !info.is_custom() || ctx.subresource.as_deref().is_some_and(|s| !s.is_empty()) {
         return None;
     }
-    match info.resource.as_str() {
-        "managedclusters" => Some(Kind::ManagedCluster),
-        "managedclustersetbindings" => Some(Kind::ClusterSetBinding),
+    match (info.group.as_str(), info.resource.as_str()) {
+        (CLUSTER_GROUP, "managedclusters") => Some(Kind::ManagedCluster),
+        (CLUSTER_GROUP, "managedclustersetbindings") => Some(Kind::ClusterSetBinding),
+        (WORK_GROUP, "manifestworks") => Some(Kind::ManifestWork),
         _ => None,
     }
 }
@@ -122,6 +126,10 @@ pub(crate) async fn validate(
     };
     let (checks, webhook) = match kind_of(info, ctx) {
         None => return Ok(()),
+        Some(Kind::ManifestWork) => (
+            manifest_work::validate(object, old, admission.options.work),
+            MANIFEST_WORK_VALIDATOR,
+        ),
         Some(Kind::ManagedCluster) => (managed_cluster::validate(object, old), MANAGED_CLUSTER_VALIDATOR),
         Some(Kind::ClusterSetBinding) => {
             let operation = if old.is_some() {
@@ -164,7 +172,7 @@ async fn answer(api: &Api, admission: &Admission, ctx: &RequestContext, check: &
     let asked = Attributes {
         verb: attributes.verb.to_string(),
         target: Target::Resource {
-            namespace: None,
+            namespace: attributes.namespace,
             group: attributes.group.to_string(),
             resource: attributes.resource.to_string(),
             subresource: attributes.subresource.to_string(),

@@ -1,5 +1,6 @@
 //! Admission of ManagedClusters and ManagedClusterSetBindings as upstream's registration webhooks
-//! decide it (ocm-core.md §2.7, §2.8), as pure functions over JSON objects.
+//! decide it (ocm-core.md §2.7, §2.8), and of ManifestWorks as upstream's work webhook decides it
+//! (§3.11), as pure functions over JSON objects.
 //!
 //! Two places admit these kinds: the embedded control plane in-process, and the `hub` binary's
 //! admission webhooks for a real kube-apiserver. Both call the functions here; what they add is
@@ -10,6 +11,7 @@
 //! |---|---|
 //! | [`managed_cluster`] | the mutating rules (taints' `timeAdded`, the default cluster-set label) and the validating rules (name, URLs, accept and join permissions) |
 //! | [`cluster_set_binding`] | the binding's name and the `bind` permission |
+//! | [`manifest_work`] | the manifests (present, within the size limit, named, unique) and the `execute-as` permission for the executor |
 //! | [`url`] | whether a client-config URL counts as an https URL |
 //!
 //! A refusal is a [`Denial`]: the `metav1.Status` the webhook answers ([`Denial::status`]), and
@@ -17,15 +19,20 @@
 
 pub mod cluster_set_binding;
 pub mod managed_cluster;
+pub mod manifest_work;
 pub mod url;
 
 use serde_json::{Value, json};
 
-/// The API group of the admitted kinds.
+/// The API group of the admitted cluster kinds.
 pub const CLUSTER_GROUP: &str = "cluster.open-cluster-management.io";
+
+/// The API group of ManifestWorks.
+pub const WORK_GROUP: &str = crate::work::GROUP;
 
 /// The mutating webhook of ManagedClusters (upstream's name and path).
 pub const MANAGED_CLUSTER_MUTATOR: Webhook = Webhook {
+    group: CLUSTER_GROUP,
     name: "managedclustermutators.admission.cluster.open-cluster-management.io",
     path: "/mutate-cluster-open-cluster-management-io-v1-managedcluster",
     resource: "managedclusters",
@@ -34,6 +41,7 @@ pub const MANAGED_CLUSTER_MUTATOR: Webhook = Webhook {
 
 /// The validating webhook of ManagedClusters (upstream's name and path).
 pub const MANAGED_CLUSTER_VALIDATOR: Webhook = Webhook {
+    group: CLUSTER_GROUP,
     name: "managedclustervalidators.admission.cluster.open-cluster-management.io",
     path: "/validate-cluster-open-cluster-management-io-v1-managedcluster",
     resource: "managedclusters",
@@ -42,16 +50,28 @@ pub const MANAGED_CLUSTER_VALIDATOR: Webhook = Webhook {
 
 /// The validating webhook of ManagedClusterSetBindings (upstream's name and path).
 pub const CLUSTER_SET_BINDING_VALIDATOR: Webhook = Webhook {
+    group: CLUSTER_GROUP,
     name: "managedclustersetbindingvalidators.admission.cluster.open-cluster-management.io",
     path: "/validate-cluster-open-cluster-management-io-v1beta2-managedclustersetbinding",
     resource: "managedclustersetbindings",
     versions: &["v1beta2"],
 };
 
+/// The validating webhook of ManifestWorks (upstream's name and path).
+pub const MANIFEST_WORK_VALIDATOR: Webhook = Webhook {
+    group: WORK_GROUP,
+    name: "manifestworkvalidators.admission.work.open-cluster-management.io",
+    path: "/validate-work-open-cluster-management-io-v1-manifestwork",
+    resource: "manifestworks",
+    versions: &["*"],
+};
+
 /// One admission webhook as upstream's cluster-manager registers it (CREATE and UPDATE of
-/// `resource` in [`CLUSTER_GROUP`], failure policy Fail, 10 s timeout, no side effects).
+/// `resource` in `group`, failure policy Fail, 10 s timeout, no side effects).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Webhook {
+    /// The API group of the resource it admits.
+    pub group: &'static str,
     /// The webhook's name (also the configuration's name upstream).
     pub name: &'static str,
     /// The path it is served at.
@@ -183,9 +203,11 @@ pub enum Permission {
     Bind,
 }
 
-/// The resource attributes of a SubjectAccessReview (cluster-scoped).
+/// The resource attributes of a SubjectAccessReview.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceAttributes {
+    /// The namespace (`None`: cluster-scoped).
+    pub namespace: Option<String>,
     /// API group.
     pub group: &'static str,
     /// Resource (plural).
@@ -215,6 +237,17 @@ pub enum Check {
         /// The cluster (for [`Permission::Accept`]) or set name.
         name: String,
     },
+    /// The requester must be allowed to `execute-as` the executor ServiceAccount of a
+    /// ManifestWork in `namespace` (a SubjectAccessReview on `manifestworks`, named
+    /// `system:serviceaccount:<sa namespace>:<sa name>`).
+    ExecuteAs {
+        /// The ManifestWork's namespace.
+        namespace: String,
+        /// The executor ServiceAccount's namespace.
+        service_account_namespace: String,
+        /// The executor ServiceAccount's name.
+        service_account: String,
+    },
 }
 
 /// The caller's answer to a [`Check`].
@@ -231,6 +264,21 @@ pub enum Answer {
 impl Check {
     /// The SubjectAccessReview attributes of an [`Check::Access`]; `None` for other checks.
     pub fn attributes(&self) -> Option<ResourceAttributes> {
+        if let Check::ExecuteAs {
+            namespace,
+            service_account_namespace,
+            service_account,
+        } = self
+        {
+            return Some(ResourceAttributes {
+                namespace: Some(namespace.clone()),
+                group: WORK_GROUP,
+                resource: "manifestworks",
+                subresource: "",
+                verb: "execute-as",
+                name: format!("system:serviceaccount:{service_account_namespace}:{service_account}"),
+            });
+        }
         let Check::Access { permission, name } = self else {
             return None;
         };
@@ -245,6 +293,7 @@ impl Check {
             Permission::Bind => (CLUSTER_GROUP, "managedclustersets", "bind", "create"),
         };
         Some(ResourceAttributes {
+            namespace: None,
             group,
             resource,
             subresource,
@@ -259,33 +308,58 @@ impl Check {
     /// # Errors
     /// The [`Denial`] when the answer is not [`Answer::Yes`].
     pub fn judge(&self, answer: &Answer, user: &str) -> Result<(), Denial> {
+        if *answer == Answer::Yes {
+            return Ok(());
+        }
         // Upstream names the accept subresource in the `cluster.open-cluster-management.io`
         // group, and the bind subresource in `apps` (the group of the Go package it imports).
-        let (group, resource, name) = match self {
-            Check::ClusterNamespace { cluster } => (CLUSTER_GROUP, "managedclusters/accept", cluster),
+        let (group, resource, name, denied) = match self {
+            Check::ClusterNamespace { cluster } => (
+                CLUSTER_GROUP,
+                "managedclusters/accept",
+                cluster,
+                format!("cluster namespace \"{cluster}\" is terminating"),
+            ),
             Check::Access { permission, name } => match permission {
-                Permission::Accept => (CLUSTER_GROUP, "managedclusters/accept", name),
-                Permission::Join => (CLUSTER_GROUP, "managedclustersets/join", name),
-                Permission::Bind => ("apps", "managedclustersets/bind", name),
-            },
-        };
-        let why = match answer {
-            Answer::Yes => return Ok(()),
-            Answer::Failed(error) => error.clone(),
-            Answer::No => match self {
-                Check::ClusterNamespace { cluster } => {
-                    format!("cluster namespace \"{cluster}\" is terminating")
-                }
-                Check::Access { permission, name } => match permission {
-                    Permission::Accept => format!("user \"{user}\" cannot update the HubAcceptsClient field"),
-                    Permission::Join => format!(
+                Permission::Accept => (
+                    CLUSTER_GROUP,
+                    "managedclusters/accept",
+                    name,
+                    format!("user \"{user}\" cannot update the HubAcceptsClient field"),
+                ),
+                Permission::Join => (
+                    CLUSTER_GROUP,
+                    "managedclustersets/join",
+                    name,
+                    format!(
                         "user \"{user}\" cannot add/remove a ManagedCluster to/from ManagedClusterSet \"{name}\""
                     ),
-                    Permission::Bind => {
-                        format!("user \"{user}\" is not allowed to bind cluster set \"{name}\"")
-                    }
-                },
+                ),
+                Permission::Bind => (
+                    "apps",
+                    "managedclustersets/bind",
+                    name,
+                    format!("user \"{user}\" is not allowed to bind cluster set \"{name}\""),
+                ),
             },
+            // Upstream's work webhook answers both a failed review and a denial with a 400.
+            Check::ExecuteAs {
+                namespace,
+                service_account_namespace,
+                service_account,
+            } => {
+                return Err(Denial::bad_request(match answer {
+                    Answer::Failed(error) => error.clone(),
+                    _ => format!(
+                        "user {user} cannot manipulate the Manifestwork with executor \
+                         {service_account_namespace}/{service_account} in namespace {namespace}"
+                    ),
+                }));
+            }
+        };
+        let why = match answer {
+            Answer::Failed(error) => error.clone(),
+            _ => denied,
         };
         Err(Denial::forbidden(group, resource, name, &why))
     }

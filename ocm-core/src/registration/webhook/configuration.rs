@@ -9,7 +9,8 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use ocm_api::admission::{
-    CLUSTER_GROUP, CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR, Webhook,
+    CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR,
+    MANIFEST_WORK_VALIDATOR, Webhook,
 };
 use serde_json::{Value, json};
 
@@ -76,7 +77,7 @@ impl Registration {
             "clientConfig": client_config,
             "rules": [{
                 "operations": ["CREATE", "UPDATE"],
-                "apiGroups": [CLUSTER_GROUP],
+                "apiGroups": [webhook.group],
                 "apiVersions": webhook.versions,
                 "resources": [webhook.resource],
             }],
@@ -100,9 +101,15 @@ impl Registration {
         })
     }
 
-    /// The ValidatingWebhookConfigurations of ManagedClusters and ManagedClusterSetBindings.
-    pub fn validating(&self) -> [Value; 2] {
-        [MANAGED_CLUSTER_VALIDATOR, CLUSTER_SET_BINDING_VALIDATOR].map(|w| {
+    /// The ValidatingWebhookConfigurations of ManagedClusters, ManagedClusterSetBindings and
+    /// ManifestWorks.
+    pub fn validating(&self) -> [Value; 3] {
+        [
+            MANAGED_CLUSTER_VALIDATOR,
+            CLUSTER_SET_BINDING_VALIDATOR,
+            MANIFEST_WORK_VALIDATOR,
+        ]
+        .map(|w| {
             json!({
                 "apiVersion": "admissionregistration.k8s.io/v1",
                 "kind": "ValidatingWebhookConfiguration",
@@ -112,7 +119,7 @@ impl Registration {
         })
     }
 
-    /// Creates or updates the three configurations (server-side apply).
+    /// Creates or updates the four configurations (server-side apply).
     ///
     /// # Errors
     /// [`WebhookError::Register`] when the hub refuses one.
@@ -134,7 +141,7 @@ impl Registration {
         Ok(())
     }
 
-    /// Deletes the three configurations (those already gone are skipped).
+    /// Deletes the four configurations (those already gone are skipped).
     ///
     /// # Errors
     /// [`WebhookError::Unregister`] when the hub refuses a deletion.
@@ -148,7 +155,11 @@ impl Registration {
             Err(e) if !gone(&e) => return Err(WebhookError::Unregister { name, source: e }),
             _ => {}
         }
-        for w in [MANAGED_CLUSTER_VALIDATOR, CLUSTER_SET_BINDING_VALIDATOR] {
+        for w in [
+            MANAGED_CLUSTER_VALIDATOR,
+            CLUSTER_SET_BINDING_VALIDATOR,
+            MANIFEST_WORK_VALIDATOR,
+        ] {
             let name = self.configuration_name(&w);
             match Api::<ValidatingWebhookConfiguration>::all(client.clone())
                 .delete(&name, &DeleteParams::default())
@@ -193,10 +204,19 @@ mod tests {
         assert_eq!(hook["clientConfig"]["caBundle"], "Q0E=");
         assert_eq!(hook["failurePolicy"], "Fail");
         assert_eq!(hook["rules"][0]["apiVersions"], json!(["*"]));
-        let [cluster, binding] = r.validating();
+        let [cluster, binding, work] = r.validating();
         assert_eq!(
             cluster["webhooks"][0]["rules"][0]["resources"],
             json!(["managedclusters"])
+        );
+        assert_eq!(
+            work["webhooks"][0]["rules"][0],
+            json!({"operations": ["CREATE", "UPDATE"], "apiGroups": ["work.open-cluster-management.io"],
+                "apiVersions": ["*"], "resources": ["manifestworks"]})
+        );
+        assert_eq!(
+            work["webhooks"][0]["clientConfig"]["url"],
+            "https://127.0.0.1:9443/validate-work-open-cluster-management-io-v1-manifestwork"
         );
         assert_eq!(
             binding["webhooks"][0]["rules"][0]["apiVersions"],
@@ -212,7 +232,7 @@ mod tests {
             object_selector: Some(json!({"matchLabels": {"a": "b"}})),
             ..r
         };
-        let [cluster, _] = r.validating();
+        let [cluster, _, _] = r.validating();
         assert_eq!(
             cluster["metadata"]["name"],
             format!("{}-t1", MANAGED_CLUSTER_VALIDATOR.name)

@@ -1,5 +1,6 @@
-//! The registration admission webhooks for a real kube-apiserver (ocm-core.md §2.7, §2.8): an
-//! HTTPS server answering AdmissionReviews at upstream's paths with the rules of
+//! The hub's admission webhooks for a real kube-apiserver (ocm-core.md §2.7, §2.8, §3.11: cluster,
+//! cluster-set binding and ManifestWork validation): an HTTPS server answering AdmissionReviews at
+//! upstream's paths with the rules of
 //! [`ocm_api::admission`] (the same rules the embedded control plane runs in-process), and the
 //! webhook configurations that point kube-apiserver at it.
 //!
@@ -24,7 +25,8 @@ use axum::routing::post;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use ocm_api::admission::{
-    CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR, managed_cluster,
+    CLUSTER_SET_BINDING_VALIDATOR, MANAGED_CLUSTER_MUTATOR, MANAGED_CLUSTER_VALIDATOR,
+    MANIFEST_WORK_VALIDATOR, managed_cluster,
 };
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -163,6 +165,7 @@ fn router(reviewer: Reviewer) -> Router {
         .route(MANAGED_CLUSTER_MUTATOR.path, route(Rules::MutateCluster))
         .route(MANAGED_CLUSTER_VALIDATOR.path, route(Rules::ValidateCluster))
         .route(CLUSTER_SET_BINDING_VALIDATOR.path, route(Rules::ValidateBinding))
+        .route(MANIFEST_WORK_VALIDATOR.path, route(Rules::ValidateWork))
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .with_state(reviewer)
 }

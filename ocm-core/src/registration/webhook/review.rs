@@ -1,12 +1,14 @@
 //! Answering one AdmissionReview: the rules of [`ocm_api::admission`], with the permission checks
 //! made as SubjectAccessReviews for the requesting user and the cluster's namespace read from the
-//! hub — what upstream's registration webhook does.
+//! hub — what upstream's registration and work webhooks do.
 
 use base64::Engine;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
-use ocm_api::admission::{Answer, Check, Denial, Operation, cluster_set_binding, managed_cluster};
+use ocm_api::admission::{
+    Answer, Check, Denial, Operation, cluster_set_binding, managed_cluster, manifest_work,
+};
 use serde_json::{Value, json};
 
 /// Which rules a path serves.
@@ -18,21 +20,26 @@ pub enum Rules {
     ValidateCluster,
     /// The ManagedClusterSetBinding validating rules.
     ValidateBinding,
+    /// The ManifestWork validating rules.
+    ValidateWork,
 }
 
-/// What the review handler needs: the hub client and the mutating options.
+/// What the review handler needs: the hub client and the rules' options.
 #[derive(Clone)]
 pub struct Reviewer {
     /// The hub client making SubjectAccessReviews and reading namespaces.
     pub client: kube::Client,
     /// The mutating rules' options.
     pub mutate: managed_cluster::MutateOptions,
+    /// The ManifestWork rules' options.
+    pub work: manifest_work::ManifestWorkOptions,
 }
 
 impl std::fmt::Debug for Reviewer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reviewer")
             .field("mutate", &self.mutate)
+            .field("work", &self.work)
             .finish_non_exhaustive()
     }
 }
@@ -126,6 +133,7 @@ impl Reviewer {
             }
             Rules::ValidateCluster => managed_cluster::validate(&object, old.as_ref())?,
             Rules::ValidateBinding => cluster_set_binding::validate(&object, operation)?,
+            Rules::ValidateWork => manifest_work::validate(&object, old.as_ref(), self.work)?,
         };
         for check in checks {
             let answer = self.answer(&check, &requester).await;
@@ -156,6 +164,7 @@ impl Reviewer {
                 groups: Some(requester.groups.clone()),
                 extra: (!requester.extra.is_empty()).then(|| requester.extra.clone()),
                 resource_attributes: Some(ResourceAttributes {
+                    namespace: attributes.namespace,
                     group: Some(attributes.group.to_string()),
                     resource: Some(attributes.resource.to_string()),
                     subresource: Some(attributes.subresource.to_string()),

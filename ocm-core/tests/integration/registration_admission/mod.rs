@@ -1,4 +1,5 @@
-//! ManagedCluster and ManagedClusterSetBinding admission (ocm-core.md §2.7, §2.8), through the
+//! ManagedCluster, ManagedClusterSetBinding and ManifestWork admission (ocm-core.md §2.7, §2.8,
+//! §3.11), through the
 //! real `kubectl`: on the embedded hub the control plane admits in-process; on a real hub
 //! (`OCM_TEST_HUB_KUBECONFIG`) each test serves the webhooks with
 //! `ocm_core::registration::webhook` — the server the `hub` binary runs — and registers them
@@ -17,6 +18,7 @@
 )]
 
 mod cases;
+mod manifest_work;
 mod server;
 
 use std::io::Write;
@@ -84,6 +86,7 @@ impl AdmissionHub {
             let reviewer = Reviewer {
                 client: admin.clone(),
                 mutate: MutateOptions::default(),
+                work: Default::default(),
             };
             let server = WebhookServer::start("127.0.0.1:0", &["127.0.0.1".to_string()], reviewer)
                 .await

@@ -39,6 +39,7 @@ async fn webhook_server_answers_admission_reviews() {
     let reviewer = Reviewer {
         client: admin,
         mutate: MutateOptions::default(),
+        work: Default::default(),
     };
     let server = WebhookServer::start("127.0.0.1:0", &["127.0.0.1".to_string()], reviewer)
         .await
