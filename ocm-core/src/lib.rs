@@ -9,7 +9,7 @@
 //! | [`crds`] | installing the OCM CRDs of a hub or a managed cluster (server-side apply, wait for Established) |
 //! | [`metrics`] | Prometheus counters of reconciliations by controller and result |
 //! | [`registration`] | cluster registration: the hub's controllers and the managed cluster's agent |
-//! | [`work`] | ManifestWork: the work agent and the hub's work controllers |
+//! | [`work`] | work distribution: the work agent that applies ManifestWorks on a managed cluster, and the hub's work controllers |
 //!
 //! Controllers talk only through the Kubernetes API, so they run unchanged on real clusters and
 //! on `ocm-controlplane`. See `docs/architecture.md` for how data flows between them.
