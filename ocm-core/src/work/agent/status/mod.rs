@@ -17,6 +17,8 @@
 
 pub mod aggregate;
 pub mod config;
+pub mod controller;
 pub mod feedback;
 pub mod jsonpath;
+mod reader;
 pub mod rules;
