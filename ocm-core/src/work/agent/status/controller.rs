@@ -290,10 +290,8 @@ mod tests {
             json!({"resourceMeta": meta("d", 0), "conditions": [applied.clone()]}),
             json!({"resourceMeta": meta("gone", 1), "conditions": [applied.clone()]}),
         ];
-        if let Value::Object(extra) = extra {
-            if let Some(map) = manifests[0].as_object_mut() {
-                map.extend(extra);
-            }
+        if let (Value::Object(extra), Some(map)) = (extra, manifests[0].as_object_mut()) {
+            map.extend(extra);
         }
         json!({"conditions": [applied], "resourceStatus": {"manifests": manifests}})
     }

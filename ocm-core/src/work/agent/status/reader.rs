@@ -317,10 +317,4 @@ impl ObjectReader {
             !registrations.is_empty()
         });
     }
-
-    /// How many watches run.
-    #[cfg(test)]
-    pub(crate) fn watch_count(&self) -> usize {
-        self.watches.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
 }
