@@ -9,6 +9,7 @@
 //! | [`crds`] | installing the OCM CRDs of a hub or a managed cluster (server-side apply, wait for Established) |
 //! | [`metrics`] | Prometheus counters of reconciliations by controller and result |
 //! | [`registration`] | cluster registration: the hub's controllers and the managed cluster's agent |
+//! | [`work`] | work distribution: the work agent that applies ManifestWorks on a managed cluster |
 //!
 //! Controllers talk only through the Kubernetes API, so they run unchanged on real clusters and
 //! on `ocm-controlplane`. See `docs/architecture.md` for how data flows between them.
@@ -16,3 +17,4 @@
 pub mod crds;
 pub mod metrics;
 pub mod registration;
+pub mod work;

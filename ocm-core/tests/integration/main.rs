@@ -9,3 +9,4 @@ mod registration_e2e;
 mod registration_hub;
 mod registration_sets;
 mod support;
+mod work_agent;
