@@ -1,8 +1,10 @@
-//! The `klusterlet` binary: the registration agent of a managed cluster as one process. With a
-//! bootstrap kubeconfig for the hub it creates the ManagedCluster and a CSR, waits for approval,
-//! keeps the issued credentials in `hub-kubeconfig-secret` and the files of
-//! `--hub-kubeconfig-dir`, then renews the cluster lease and reports the cluster's status. It
-//! serves `/healthz`, `/readyz` and `/metrics`. The managed cluster is the one of
+//! The `klusterlet` binary: the registration and work agents of a managed cluster as one process
+//! (upstream's singleton mode). With a bootstrap kubeconfig for the hub the registration agent
+//! creates the ManagedCluster and a CSR, waits for approval, keeps the issued credentials in
+//! `hub-kubeconfig-secret` and the files of `--hub-kubeconfig-dir`, then renews the cluster lease
+//! and reports the cluster's status. The work agent applies the ManifestWorks of the cluster's hub
+//! namespace with those credentials ([`crate::work_agent`]). It serves `/healthz`, `/readyz` and
+//! `/metrics`. The managed cluster is the one of
 //! `--spoke-kubeconfig` or an embedded control plane (`--embedded DIR`).
 //!
 //! `--unjoin` removes what the agent wrote on the managed cluster and exits.
@@ -13,10 +15,13 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ObjectMeta, PostParams};
 use ocm_api::crd::InstallTarget;
-use ocm_api::names::feature_gates::{CLUSTER_CLAIM, CLUSTER_PROPERTY, Component};
+use ocm_api::names::feature_gates::{
+    CLUSTER_CLAIM, CLUSTER_PROPERTY, Component, EXECUTOR_VALIDATING_CACHES, RAW_FEEDBACK_JSON_STRING,
+};
 use ocm_api::names::{namespaces, secrets};
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::agent::{self, AgentError, AgentOptions, Unjoined, spoke_ca};
+use ocm_core::work::agent::WorkAgentOptions;
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags::{self, FeatureGates, FlagError};
@@ -26,6 +31,9 @@ use crate::serving::{self, Health, ServeError};
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait before running the agent again after it failed (a pod restart upstream).
 const RESTART_DELAY: Duration = Duration::from_secs(5);
+
+/// The components whose feature gates `klusterlet --feature-gates` sets.
+const AGENT_COMPONENTS: &[Component] = &[Component::SpokeRegistration, Component::SpokeWork];
 
 /// The flags of `klusterlet`, named like upstream's registration agent's.
 #[derive(Debug, Clone, clap::Parser)]
@@ -76,10 +84,26 @@ pub struct KlusterletArgs {
     /// How often the cluster's status is reported (30s, 1m, ...).
     #[arg(long, default_value = "60s", value_parser = flags::duration)]
     pub cluster_healthcheck_period: Duration,
-    /// Feature gates of the registration agent, as Name=true|false,... (ClusterClaim is on and
-    /// ClusterProperty off by default).
+    /// Feature gates of the registration and work agents, as Name=true|false,... (ClusterClaim
+    /// is on, ClusterProperty, RawFeedbackJsonString and ExecutorValidatingCaches off by default).
     #[arg(long, value_delimiter = ',', value_name = "NAME=BOOL,...")]
     pub feature_gates: Vec<String>,
+    /// How often the work agent reads the status of each work's resources back.
+    #[arg(long, default_value = "10s", value_parser = flags::duration)]
+    pub status_sync_interval: Duration,
+    /// How long an AppliedManifestWork whose ManifestWork is gone from the hub is kept before it
+    /// and its resources are deleted (100 years or more: never).
+    #[arg(long = "appliedmanifestwork-eviction-grace-period", default_value = "60m", value_parser = flags::duration)]
+    pub eviction_grace_period: Duration,
+    /// The work agent's id in AppliedManifestWorks (default: the hash of the hub's URL).
+    #[arg(long)]
+    pub agent_id: Option<String>,
+    /// The longest JSON value status feedback reports (feature gate RawFeedbackJsonString).
+    #[arg(long, default_value_t = 1024)]
+    pub max_json_raw_length: usize,
+    /// How many works the work agent reconciles at once.
+    #[arg(long = "workload-agent-workers", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub work_workers: u16,
     /// Where /healthz, /readyz and /metrics are served.
     #[arg(long, default_value = "127.0.0.1:8081", value_name = "HOST:PORT")]
     pub metrics_bind_address: String,
@@ -128,7 +152,7 @@ impl KlusterletArgs {
     /// # Errors
     /// A feature gate or annotation is malformed, or a gate is unknown.
     pub fn agent_options(&self) -> Result<AgentOptions, FlagError> {
-        let gates = FeatureGates::parse(Component::SpokeRegistration, &self.feature_gates)?;
+        let gates = FeatureGates::parse_for(AGENT_COMPONENTS, &self.feature_gates)?;
         let bootstrap = self
             .bootstrap_kubeconfig
             .as_deref()
@@ -147,6 +171,23 @@ impl KlusterletArgs {
         Ok(options)
     }
 
+    /// The work agent's options from the flags (its cluster name comes from the hub credentials).
+    ///
+    /// # Errors
+    /// A feature gate is malformed or unknown.
+    pub fn work_agent_options(&self) -> Result<WorkAgentOptions, FlagError> {
+        let gates = FeatureGates::parse_for(AGENT_COMPONENTS, &self.feature_gates)?;
+        let mut options = WorkAgentOptions::new(self.cluster_name.clone().unwrap_or_default());
+        options.agent_id = self.agent_id.clone();
+        options.status_sync_interval = self.status_sync_interval;
+        options.eviction_grace_period = self.eviction_grace_period;
+        options.max_json_raw_length = self.max_json_raw_length;
+        options.workers = self.work_workers;
+        options.raw_feedback_json_string = gates.enabled(RAW_FEEDBACK_JSON_STRING);
+        options.executor_validating_caches = gates.enabled(EXECUTOR_VALIDATING_CACHES);
+        Ok(options)
+    }
+
     async fn cluster(&self) -> Result<Cluster, ClusterError> {
         match &self.embedded {
             Some(dir) => Cluster::embedded_on_previous_port(dir, self.embedded_port).await,
@@ -161,6 +202,7 @@ impl KlusterletArgs {
 /// Flags are invalid, the managed cluster cannot be prepared, or the agent cannot run.
 pub async fn run(args: KlusterletArgs) -> Result<(), KlusterletError> {
     let mut options = args.agent_options()?;
+    let work_options = args.work_agent_options()?;
     // As upstream: the CA of the managed cluster's kubeconfig goes with the URLs.
     if !args.unjoin && args.embedded.is_none() && !options.external_server_urls.is_empty() {
         options.spoke_ca_bundle = spoke_ca::from_kubeconfig_file(args.spoke_kubeconfig.as_deref())?;
@@ -175,7 +217,7 @@ pub async fn run(args: KlusterletArgs) -> Result<(), KlusterletError> {
             }
             options.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
         }
-        serve_agent(&cluster, &args, options).await
+        serve_agent(&cluster, &args, options, work_options).await
     };
     cluster.stop(SHUTDOWN_GRACE).await;
     result
@@ -226,6 +268,7 @@ async fn serve_agent(
     cluster: &Cluster,
     args: &KlusterletArgs,
     options: AgentOptions,
+    work_options: WorkAgentOptions,
 ) -> Result<(), KlusterletError> {
     match cluster.install_crds(InstallTarget::Managed).await {
         Ok(crds) => tracing::info!(count = crds.len(), "managed-cluster CRDs installed"),
@@ -242,8 +285,15 @@ async fn serve_agent(
     let health = Health::default();
     let server = serving::serve(&args.metrics_bind_address, registry, health.clone()).await?;
     health.set_ready();
+    let work_agent = crate::work_agent::run_work_agent(
+        cluster.client(),
+        options.hub_kubeconfig_dir.clone(),
+        work_options,
+        metrics.clone(),
+    );
     let result = tokio::select! {
         result = run_agent(cluster.client(), options, metrics) => result,
+        () = work_agent => Ok(()),
         () = crate::process::shutdown_signal() => Ok(()),
     };
     server.shutdown().await;

@@ -1,7 +1,9 @@
 //! The `quickstart` binary: upstream's quick start in one command. It starts an embedded hub and
-//! an embedded managed cluster, runs the hub controllers and the registration agent, and walks
-//! the join step by step — ManagedCluster created, CSR pending, CSR approved, cluster accepted,
-//! Joined and Available — printing at each step the kubectl commands that show it.
+//! an embedded managed cluster, runs the hub controllers and the klusterlet's registration and
+//! work agents, and walks the join step by step — ManagedCluster created, CSR pending, CSR
+//! approved, cluster accepted, Joined and Available — then applies a ManifestWork holding the
+//! `hello` Pod, printing at each step the kubectl commands that show it. (The embedded managed
+//! cluster has no kubelet: the Pod is created and stays Pending, which the demo says.)
 //!
 //! The approval and the acceptance are done through the API, as `kubectl certificate approve`
 //! and `kubectl patch managedcluster … hubAcceptsClient: true` do; with `--manual` the demo
@@ -18,10 +20,13 @@ use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::conditions;
 use ocm_api::crd::InstallTarget;
 use ocm_api::names::conditions::cluster::managed_cluster;
+use ocm_api::names::conditions::work::manifest_work as work_conditions;
 use ocm_api::names::{labels, leases, namespaces, secrets};
+use ocm_api::work::v1::{Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate};
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::agent::AgentOptions;
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
+use ocm_core::work::agent::WorkAgentOptions;
 use tokio::task::JoinHandle;
 
 use crate::cluster::{Cluster, ClusterError};
@@ -104,6 +109,14 @@ pub enum QuickstartError {
     #[error("accepting ManagedCluster {name}: {source}")]
     AcceptCluster {
         /// The cluster.
+        name: String,
+        /// Why.
+        source: kube::Error,
+    },
+    /// Creating the demo's ManifestWork failed.
+    #[error("creating ManifestWork {name}: {source}")]
+    CreateWork {
+        /// The work.
         name: String,
         /// Why.
         source: kube::Error,
@@ -325,6 +338,16 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         options.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
     }
     crate::klusterlet::ensure_namespace(&managed.client(), &options.component_namespace).await?;
+    // The klusterlet's work agent, with the hub credentials the registration agent obtains.
+    let mut work_options = WorkAgentOptions::new(cluster_name.to_string());
+    work_options.status_sync_interval = Duration::from_secs(2);
+    let work_agent = crate::work_agent::run_work_agent(
+        managed.client(),
+        options.hub_kubeconfig_dir.clone(),
+        work_options,
+        metrics.clone(),
+    );
+    demo.tasks.push(tokio::spawn(work_agent));
     let agent = crate::klusterlet::run_agent(managed.client(), options, metrics);
     demo.tasks.push(tokio::spawn(async move {
         if let Err(error) = agent.await {
@@ -459,6 +482,47 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         ],
     );
 
+    // The guide's last step: a Pod defined on the hub appears on the managed cluster.
+    let works: Api<ManifestWork> = Api::namespaced(hub_client.clone(), cluster_name);
+    let work = hello_work(cluster_name);
+    works
+        .patch(
+            HELLO_WORK,
+            &PatchParams::apply("quickstart").force(),
+            &Patch::Apply(&work),
+        )
+        .await
+        .map_err(|source| QuickstartError::CreateWork {
+            name: HELLO_WORK.to_string(),
+            source,
+        })?;
+    for condition in [work_conditions::APPLIED, work_conditions::AVAILABLE] {
+        wait_for(condition, step_timeout, || async {
+            works
+                .get_opt(HELLO_WORK)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|w| w.status)
+                .and_then(|s| s.conditions)
+                .filter(|c| conditions::is_true(c, condition))
+        })
+        .await?;
+    }
+    step(
+        9,
+        format!(
+            "ManifestWork {HELLO_WORK} created on the hub in namespace {cluster_name}: the work agent applied its \
+             Pod `hello` to {cluster_name} (Applied, Available). With no kubelet in the embedded \
+             cluster the Pod stays Pending: the object is there, nothing runs it."
+        ),
+        &[
+            format!("kubectl get manifestwork {HELLO_WORK} -n {cluster_name} -o yaml"),
+            format!("kubectl --kubeconfig {spoke_kubeconfig} get pod hello -n default"),
+            format!("kubectl --kubeconfig {spoke_kubeconfig} get appliedmanifestworks"),
+        ],
+    );
+
     if args.keep_running {
         println!(
             "\nBoth clusters keep running; press Ctrl-C to stop (data stays in {}).",
@@ -471,6 +535,27 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         );
     }
     Ok(())
+}
+
+/// The name of the demo's ManifestWork.
+const HELLO_WORK: &str = "hello-work";
+
+/// The seed guide's ManifestWork: the `hello` Pod in `default`.
+fn hello_work(cluster: &str) -> ManifestWork {
+    let mut work = ManifestWork::new(HELLO_WORK, ManifestWorkSpec::default());
+    work.metadata.namespace = Some(cluster.to_string());
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "hello", "namespace": "default"},
+        "spec": {"containers": [{"name": "hello", "image": "busybox",
+            "command": ["sh", "-c", "echo \"Hello, Kubernetes!\" && sleep 3600"]}]},
+    });
+    if let serde_json::Value::Object(object) = pod {
+        work.spec.workload = Some(ManifestsTemplate {
+            manifests: Some(vec![Manifest(object)]),
+        });
+    }
+    work
 }
 
 /// Whether the CSR carries an `Approved` condition.

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, ResourceExt};
 use ocm_api::conditions;
 use ocm_api::names::conditions::work::manifest_work as work_conditions;
 use ocm_api::work::v1::{AppliedManifestWork, ManifestWork};
@@ -48,15 +48,23 @@ async fn killing_the_agent_mid_apply_converges_without_duplicates() {
     let works = Api::<ManifestWork>::namespaced(clusters.hub_client.clone(), &clusters.cluster);
     works.create(&PostParams::default(), &work).await.unwrap();
     let config_maps = Api::<ConfigMap>::namespaced(clusters.spoke_client.clone(), &ns);
+    // The work's ConfigMaps (the namespace also holds kube-root-ca.crt).
+    let ours = |list: Vec<ConfigMap>| -> Vec<ConfigMap> {
+        list.into_iter()
+            .filter(|c| c.metadata.name.as_deref().is_some_and(|n| n.starts_with("cm-")))
+            .collect()
+    };
 
     // The first agent is killed as soon as it has applied something.
     let first = start_agent(&clusters);
     eventually_within(60, "the first ConfigMap", || async {
-        (!config_maps.list(&ListParams::default()).await.unwrap().items.is_empty()).then_some(())
+        (!ours(config_maps.list(&ListParams::default()).await.unwrap().items).is_empty()).then_some(())
     })
     .await;
     first.abort();
     let _ = first.await;
+    let at_kill = ours(config_maps.list(&ListParams::default()).await.unwrap().items).len();
+    eprintln!("the first agent was killed with {at_kill} of {CONFIG_MAPS} ConfigMaps applied");
 
     let second = start_agent(&clusters);
     eventually_within(90, "the work to be Applied", || async {
@@ -73,12 +81,13 @@ async fn killing_the_agent_mid_apply_converges_without_duplicates() {
         .into_iter()
         .filter(|a| a.spec.manifest_work_name == "restart" && a.name_unchecked().ends_with("-restart"))
         .filter(|a| {
-            a.spec.hub_hash == ocm_core::work::agent::hub_hash(&server_and_ca(clusters.hub.kubeconfig_path()).0)
+            a.spec.hub_hash
+                == ocm_core::work::agent::hub_hash(&server_and_ca(clusters.hub.kubeconfig_path()).0)
         })
         .collect();
     assert_eq!(applied.len(), 1, "one AppliedManifestWork for the work");
     let amw_uid = applied[0].metadata.uid.clone().unwrap();
-    let items = config_maps.list(&ListParams::default()).await.unwrap().items;
+    let items = ours(config_maps.list(&ListParams::default()).await.unwrap().items);
     assert_eq!(items.len(), CONFIG_MAPS, "each ConfigMap exactly once");
     for cm in &items {
         let owners = cm.metadata.owner_references.clone().unwrap_or_default();
@@ -100,7 +109,7 @@ async fn killing_the_agent_mid_apply_converges_without_duplicates() {
     works.delete("restart", &DeleteParams::default()).await.unwrap();
     eventually_within(90, "the work and its ConfigMaps to be deleted", || async {
         let gone = works.get_opt("restart").await.unwrap().is_none();
-        let left = config_maps.list(&ListParams::default()).await.unwrap().items.len();
+        let left = ours(config_maps.list(&ListParams::default()).await.unwrap().items).len();
         (gone && left == 0).then_some(())
     })
     .await;
