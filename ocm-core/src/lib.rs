@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`crds`] | installing the OCM CRDs of a hub or a managed cluster (server-side apply, wait for Established) |
 //! | [`metrics`] | Prometheus counters of reconciliations by controller and result |
+//! | [`placement`] | the placement scheduler: its pure core and its controller |
 //! | [`registration`] | cluster registration: the hub's controllers and the managed cluster's agent |
 //!
 //! Controllers talk only through the Kubernetes API, so they run unchanged on real clusters and
@@ -15,4 +16,5 @@
 
 pub mod crds;
 pub mod metrics;
+pub mod placement;
 pub mod registration;
