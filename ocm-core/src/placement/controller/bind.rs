@@ -288,7 +288,7 @@ pub fn desired_status(current: &PlacementStatus, schedule: &Schedule) -> Placeme
     status
 }
 
-/// `name:score ` pairs by cluster name, cut with `......` past [`MAX_EVENT_MESSAGE`].
+/// `name:score ` pairs by cluster name, cut with `......` past 1000 characters.
 #[must_use]
 pub fn score_message(schedule: &Schedule) -> String {
     let mut message = String::new();

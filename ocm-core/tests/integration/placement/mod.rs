@@ -1,6 +1,6 @@
 //! Integration tests of the placement controller (ocm-core.md §6.3), one test per upstream
-//! scenario, named after it: `placement` (decisions, sets, bindings, groups), `predicate`,
-//! `prioritizer` and `toleration`.
+//! scenario, named after it: `decisions` (upstream's `placement` scenarios: decisions, sets,
+//! bindings, groups), `predicate`, `prioritizer` and `toleration`.
 //!
 //! Each test starts its own placement controller against a hub (embedded, or the real one of
 //! `OCM_TEST_HUB_KUBECONFIG`) and works in its own namespace with its own sets and clusters, so
@@ -11,7 +11,7 @@
     reason = "test helpers fail the test on any error"
 )]
 
-mod placement;
+mod decisions;
 mod predicate;
 mod prioritizer;
 mod toleration;
@@ -361,7 +361,8 @@ impl Hub {
 
     /// Deletes what the test created outside its namespace, then the namespace.
     pub async fn cleanup(self) {
-        for name in self.clusters.lock().unwrap().clone() {
+        let clusters = self.clusters.lock().unwrap().clone();
+        for name in clusters {
             let patch = json!({"metadata": {"finalizers": null}});
             ignore_missing(
                 self.clusters_api()
@@ -373,7 +374,8 @@ impl Hub {
             let namespaces: Api<Namespace> = Api::all(self.client.clone());
             ignore_missing(namespaces.delete(&name, &DeleteParams::default()).await).await;
         }
-        for name in self.sets.lock().unwrap().clone() {
+        let sets = self.sets.lock().unwrap().clone();
+        for name in sets {
             self.delete_set(&name).await;
         }
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
