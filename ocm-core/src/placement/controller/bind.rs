@@ -275,10 +275,35 @@ impl Writer<'_> {
 
 /// The status `schedule` gives a placement whose status is `current`: conditions keep their
 /// `lastTransitionTime` unless their status changes.
+///
+/// ```
+/// use ocm_api::cluster::v1beta1::PlacementStatus;
+/// # fn schedule() -> ocm_core::placement::schedule::Schedule {
+/// #     let placement = ocm_api::cluster::v1beta1::Placement::new("p", Default::default());
+/// #     let counts = Default::default();
+/// #     let scores: std::sync::Arc<dyn ocm_core::placement::schedule::ScoreSource> =
+/// #         std::sync::Arc::new(ocm_core::placement::schedule::ScoreMap::default());
+/// #     let fleet = ocm_core::placement::schedule::Fleet {
+/// #         clusters: &[], sets: &[], bindings: &[], scores: &scores, decision_counts: &counts,
+/// #     };
+/// #     ocm_core::placement::schedule::schedule(&placement, &[], fleet, k8s_openapi::jiff::Timestamp::now())
+/// #         .unwrap().unwrap()
+/// # }
+/// let status = ocm_core::placement::controller::desired_status(&PlacementStatus::default(), &schedule());
+/// // Nothing selected: no count is written onto a status without one, as upstream.
+/// assert_eq!(status.number_of_selected_clusters, None);
+/// assert_eq!(status.decision_groups.unwrap().len(), 1);
+/// assert_eq!(status.conditions.unwrap().len(), 2);
+/// ```
 #[must_use]
 pub fn desired_status(current: &PlacementStatus, schedule: &Schedule) -> PlacementStatus {
     let mut status = current.clone();
-    status.number_of_selected_clusters = Some(i32::try_from(schedule.selected.len()).unwrap_or(i32::MAX));
+    let selected = i32::try_from(schedule.selected.len()).unwrap_or(i32::MAX);
+    // Upstream writes its status as a merge patch from the old status, where an absent count reads
+    // as 0: a count of 0 is not written onto a status without one.
+    if selected != 0 || status.number_of_selected_clusters.is_some() {
+        status.number_of_selected_clusters = Some(selected);
+    }
     status.decision_groups = Some(schedule.groups.iter().map(|g| g.status()).collect());
     let mut list = status.conditions.take().unwrap_or_default();
     for condition in &schedule.conditions {
