@@ -12,7 +12,7 @@ use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::Placement;
 use ocm_api::selector::Selector;
 
-use super::{Fleet, ScheduleError};
+use super::{Fleet, ScheduleError, cluster_name};
 
 /// The sets and clusters a placement may use.
 #[derive(Debug, Clone, Default)]
@@ -73,8 +73,8 @@ pub fn eligibility(placement: &Placement, fleet: Fleet<'_>) -> Result<Eligibilit
             .cloned()
             .collect()
     };
-    candidates.sort_by_key(|c| c.name_any());
-    candidates.dedup_by(|a, b| a.name_any() == b.name_any());
+    candidates.sort_by(|a, b| cluster_name(a).cmp(cluster_name(b)));
+    candidates.dedup_by(|a, b| cluster_name(a) == cluster_name(b));
     Ok(Eligibility {
         bindings,
         sets: eligible,

@@ -26,7 +26,7 @@ pub mod prioritize;
 pub mod quantity;
 pub mod taints;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -221,6 +221,12 @@ impl Schedule {
     }
 }
 
+/// The name of a cluster, without allocating.
+#[must_use]
+pub fn cluster_name(cluster: &ManagedCluster) -> &str {
+    cluster.metadata.name.as_deref().unwrap_or_default()
+}
+
 /// Whether the controller leaves `placement` alone: it is being deleted, or scheduling is disabled
 /// by annotation.
 #[must_use]
@@ -246,8 +252,7 @@ pub fn schedule(
         return Ok(None);
     }
     let eligibility = eligible::eligibility(placement, fleet)?;
-    let existing_clusters: std::collections::HashSet<&str> =
-        existing.iter().flat_map(|d| d.cluster_names()).collect();
+    let existing_clusters: HashSet<&str> = existing.iter().flat_map(|d| d.cluster_names()).collect();
 
     let outcome = run_plugins(placement, &eligibility.candidates, &existing_clusters, fleet, now);
     let selected_clusters = outcome.selected;
@@ -306,7 +311,7 @@ impl PluginOutcome {
 fn run_plugins(
     placement: &Placement,
     candidates: &[Arc<ManagedCluster>],
-    existing: &std::collections::HashSet<&str>,
+    existing: &HashSet<&str>,
     fleet: Fleet<'_>,
     now: Timestamp,
 ) -> PluginOutcome {
@@ -326,7 +331,7 @@ fn run_plugins(
         Ok(clusters) => clusters,
         Err(status) => return PluginOutcome::failed(status),
     };
-    let mut filtered = match taints::filter(placement, filtered, existing, now) {
+    let filtered = match taints::filter(placement, filtered, existing, now) {
         Ok(clusters) => clusters,
         Err(status) => return PluginOutcome::failed(status),
     };
@@ -335,20 +340,23 @@ fn run_plugins(
         Ok(weighted) => weighted,
         Err(status) => return PluginOutcome::failed(status),
     };
-    let mut totals: HashMap<String, i64> = filtered.iter().map(|c| (c.name_any(), 0)).collect();
+    let mut totals: Vec<i64> = vec![0; filtered.len()];
     for (prioritizer, weight) in &weighted {
         let (scores, status) = prioritizer.score(placement, &filtered, existing, fleet, now);
         if let Err(status) = keep_warning(status) {
             return PluginOutcome::failed(status);
         }
-        for (name, score) in scores {
-            *totals.entry(name).or_insert(0) += score * i64::from(*weight);
+        for (total, score) in totals.iter_mut().zip(scores) {
+            *total += score.unwrap_or(0) * i64::from(*weight);
         }
     }
-    filtered.sort_by(|a, b| {
-        let (sa, sb) = (totals.get(&a.name_any()), totals.get(&b.name_any()));
-        sb.cmp(&sa).then_with(|| a.name_any().cmp(&b.name_any()))
-    });
+    let mut ranked: Vec<(i64, Arc<ManagedCluster>)> = totals.into_iter().zip(filtered).collect();
+    ranked.sort_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| cluster_name(a).cmp(cluster_name(b))));
+    let scores: BTreeMap<String, i64> = ranked
+        .iter()
+        .map(|(total, c)| (cluster_name(c).to_string(), *total))
+        .collect();
+    let filtered: Vec<Arc<ManagedCluster>> = ranked.into_iter().map(|(_, c)| c).collect();
 
     let wanted = placement
         .spec
@@ -362,7 +370,7 @@ fn run_plugins(
     let requeue_after = taints::requeue_after(placement, fleet.clusters, existing, now);
     PluginOutcome {
         selected,
-        scores: totals.into_iter().collect(),
+        scores,
         unscheduled,
         status: final_status,
         requeue_after,

@@ -14,16 +14,15 @@
 //!   AddOnPlacementScore `resourceName`, 0 when missing or expired (`validUntil` passed, which is
 //!   reported as a Warning).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
-use kube::ResourceExt;
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::{Placement, ScoreCoordinate, ScoreCoordinateType};
 
 use super::quantity::approximate;
-use super::{Code, Fleet, Status};
+use super::{Code, Fleet, Status, cluster_name};
 
 /// The highest score a prioritizer gives.
 pub const MAX_SCORE: i64 = 100;
@@ -153,7 +152,8 @@ impl Prioritizer {
         }
     }
 
-    /// The scores of `clusters`; `existing` are the clusters of the placement's current decisions.
+    /// The score of each of `clusters`, in their order (`None`: no score, which counts as 0);
+    /// `existing` are the clusters of the placement's current decisions.
     #[must_use]
     pub fn score(
         &self,
@@ -162,20 +162,18 @@ impl Prioritizer {
         existing: &HashSet<&str>,
         fleet: Fleet<'_>,
         now: Timestamp,
-    ) -> (HashMap<String, i64>, Status) {
+    ) -> (Vec<Option<i64>>, Status) {
         match self {
             Self::Balance => (balance(clusters, existing, fleet), Status::default()),
             Self::Steady => (
                 clusters
                     .iter()
                     .map(|c| {
-                        let name = c.name_any();
-                        let score = if existing.contains(name.as_str()) {
+                        Some(if existing.contains(cluster_name(c)) {
                             MAX_SCORE
                         } else {
                             0
-                        };
-                        (name, score)
+                        })
                     })
                     .collect(),
                 Status::default(),
@@ -192,11 +190,7 @@ impl Prioritizer {
 }
 
 /// Balance scores.
-fn balance(
-    clusters: &[Arc<ManagedCluster>],
-    existing: &HashSet<&str>,
-    fleet: Fleet<'_>,
-) -> HashMap<String, i64> {
+fn balance(clusters: &[Arc<ManagedCluster>], existing: &HashSet<&str>, fleet: Fleet<'_>) -> Vec<Option<i64>> {
     let others = |cluster: &str, count: u32| count.saturating_sub(u32::from(existing.contains(cluster)));
     let max = fleet
         .decision_counts
@@ -208,27 +202,23 @@ fn balance(
     clusters
         .iter()
         .map(|c| {
-            let name = c.name_any();
-            let count = fleet
-                .decision_counts
-                .0
-                .get(&name)
-                .map_or(0, |n| others(&name, *n));
+            let name = cluster_name(c);
+            let count = fleet.decision_counts.0.get(name).map_or(0, |n| others(name, *n));
             let score = if count > 0 && max > 0 {
                 let usage = f64::from(count) / f64::from(max);
                 // Truncation toward zero, as Go's int64 conversion.
-                #[allow(clippy::cast_possible_truncation)]
+                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
                 let half = (MAX_SCORE as f64 * (0.5 - usage)) as i64;
                 2 * half
             } else {
                 MAX_SCORE
             };
-            (name, score)
+            Some(score)
         })
         .collect()
 }
 
-/// The allocatable and capacity of `resource` in `cluster`'s status, when both are reported.
+/// The allocatable of `resource` in `cluster`'s status, and whether it reports a capacity too.
 fn resource_of(cluster: &ManagedCluster, resource: &str) -> (Option<f64>, bool) {
     let status = cluster.status.as_ref();
     let allocatable = status
@@ -241,25 +231,22 @@ fn resource_of(cluster: &ManagedCluster, resource: &str) -> (Option<f64>, bool) 
     (allocatable, has_capacity)
 }
 
-/// ResourceAllocatable scores.
-fn allocatable(clusters: &[Arc<ManagedCluster>], resource: &str) -> HashMap<String, i64> {
-    let values: Vec<(String, Option<f64>, bool)> = clusters
+/// ResourceAllocatable scores: min and max over the clusters reporting allocatable, a score for
+/// those reporting capacity too.
+fn allocatable(clusters: &[Arc<ManagedCluster>], resource: &str) -> Vec<Option<i64>> {
+    let values: Vec<(Option<f64>, bool)> = clusters.iter().map(|c| resource_of(c, resource)).collect();
+    let (min, max) = values
         .iter()
-        .map(|c| {
-            let (a, cap) = resource_of(c, resource);
-            (c.name_any(), a, cap)
-        })
-        .collect();
-    let present = values.iter().filter_map(|(_, a, _)| *a);
-    let (min, max) = present.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
-        (lo.min(a), hi.max(a))
-    });
+        .filter_map(|(a, _)| *a)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), a| {
+            (lo.min(a), hi.max(a))
+        });
     if min > max {
-        return HashMap::new();
+        return vec![None; clusters.len()];
     }
     values
         .into_iter()
-        .filter_map(|(name, a, has_capacity)| {
+        .map(|(a, has_capacity)| {
             let a = a.filter(|_| has_capacity)?;
             #[allow(clippy::float_cmp, clippy::cast_possible_truncation)]
             let score = if max - min != 0.0 {
@@ -267,7 +254,7 @@ fn allocatable(clusters: &[Arc<ManagedCluster>], resource: &str) -> HashMap<Stri
             } else {
                 MAX_SCORE
             };
-            Some((name, score))
+            Some(score)
         })
         .collect()
 }
@@ -280,17 +267,20 @@ fn add_on(
     score_name: &str,
     fleet: Fleet<'_>,
     now: Timestamp,
-) -> (HashMap<String, i64>, Status) {
+) -> (Vec<Option<i64>>, Status) {
     let mut expired = String::new();
-    let mut scores = HashMap::with_capacity(clusters.len());
+    let mut scores = Vec::with_capacity(clusters.len());
     for cluster in clusters {
-        let name = cluster.name_any();
+        let name = cluster_name(cluster);
         let mut value = 0;
-        if let Some(score) = fleet.scores.score(&name, resource_name) {
+        if let Some(score) = fleet.scores.score(name, resource_name) {
             let status = score.status.as_ref();
             let valid_until = status.and_then(|s| s.valid_until.as_ref());
             if valid_until.is_some_and(|until| now > until.0) {
-                expired.push_str(&format!(" {name}/{resource_name}"));
+                expired.push(' ');
+                expired.push_str(name);
+                expired.push('/');
+                expired.push_str(resource_name);
             } else if let Some(item) = status
                 .and_then(|s| s.scores.as_ref())
                 .and_then(|items| items.iter().rev().find(|i| i.name == score_name))
@@ -298,7 +288,7 @@ fn add_on(
                 value = i64::from(item.value);
             }
         }
-        scores.insert(name, value);
+        scores.push(Some(value));
     }
     let status = if expired.is_empty() {
         Status::default()
@@ -317,6 +307,7 @@ mod tests {
     use super::*;
     use crate::placement::schedule::testing::*;
     use ocm_api::cluster::v1beta1::{AddOnScore, PrioritizerConfig, PrioritizerPolicy};
+    use std::collections::HashMap;
 
     fn config(built_in: &str, weight: i32) -> PrioritizerConfig {
         PrioritizerConfig {
@@ -358,6 +349,15 @@ mod tests {
 
     fn s(pairs: &[(&str, i64)]) -> HashMap<String, i64> {
         pairs.iter().map(|(k, v)| ((*k).to_string(), *v)).collect()
+    }
+
+    /// The scores of `clusters` by name (clusters without a score left out).
+    fn by_name(clusters: &[Arc<ManagedCluster>], scores: Vec<Option<i64>>) -> HashMap<String, i64> {
+        clusters
+            .iter()
+            .zip(scores)
+            .filter_map(|(c, s)| Some((cluster_name(c).to_string(), s?)))
+            .collect()
     }
 
     #[test]
@@ -432,7 +432,10 @@ mod tests {
         let (scores, status) = Prioritizer::Balance.score(&p, &arcs(&world), &existing, world.fleet(), now());
         assert_eq!(status.code, Code::Success);
         // c1: 2 foreign of max 2 → 2×trunc(100×(0.5−1)) = −100; c2: 1 of 2 → 0; c3 (own only), c4 → 100.
-        assert_eq!(scores, s(&[("c1", -100), ("c2", 0), ("c3", 100), ("c4", 100)]));
+        assert_eq!(
+            by_name(&arcs(&world), scores),
+            s(&[("c1", -100), ("c2", 0), ("c3", 100), ("c4", 100)])
+        );
     }
 
     #[test]
@@ -445,7 +448,7 @@ mod tests {
         let (scores, _) =
             Prioritizer::Balance.score(&p, &arcs(&world), &HashSet::new(), world.fleet(), now());
         // c2: 1/3 → trunc(100 × 0.1666) = 16 → 32.
-        assert_eq!(scores, s(&[("c1", -100), ("c2", 32)]));
+        assert_eq!(by_name(&arcs(&world), scores), s(&[("c1", -100), ("c2", 32)]));
     }
 
     #[test]
@@ -459,7 +462,7 @@ mod tests {
             world.fleet(),
             now(),
         );
-        assert_eq!(scores, s(&[("c1", 0), ("c2", 100)]));
+        assert_eq!(by_name(&arcs(&world), scores), s(&[("c1", 0), ("c2", 100)]));
     }
 
     #[test]
@@ -491,7 +494,10 @@ mod tests {
         );
         // min 2, max 20 (c4 counts for min/max but has no capacity, so no score).
         // c1: (8/18 − 0.5) × 200 = −11.1 → −11; c2: (4/18 − 0.5) × 200 = −55.5 → −55; c3: −100.
-        assert_eq!(scores, s(&[("c1", -11), ("c2", -55), ("c3", -100)]));
+        assert_eq!(
+            by_name(&arcs(&world), scores),
+            s(&[("c1", -11), ("c2", -55), ("c3", -100)])
+        );
         let memory = Prioritizer::ResourceAllocatable {
             name: "ResourceAllocatableMemory",
             resource: "memory",
@@ -503,7 +509,7 @@ mod tests {
             world.fleet(),
             now(),
         );
-        assert_eq!(scores, s(&[("c1", 100), ("c2", 100)]));
+        assert_eq!(by_name(&arcs(&world), scores), s(&[("c1", 100), ("c2", 100)]));
     }
 
     #[test]
@@ -523,7 +529,10 @@ mod tests {
             world.fleet(),
             now(),
         );
-        assert_eq!(scores, s(&[("c1", 80), ("c2", 0), ("c3", 0), ("c4", 0)]));
+        assert_eq!(
+            by_name(&arcs(&world), scores),
+            s(&[("c1", 80), ("c2", 0), ("c3", 0), ("c4", 0)])
+        );
         assert_eq!(status.code, Code::Warning);
         assert_eq!(status.plugin, "AddOn/demo/cpu");
         assert_eq!(status.message, "AddOnPlacementScores c2/demo expired");

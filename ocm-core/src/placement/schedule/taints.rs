@@ -14,11 +14,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::ResourceExt;
 use ocm_api::cluster::v1::{ManagedCluster, Taint, TaintEffect};
 use ocm_api::cluster::v1beta1::{Placement, Toleration};
 
-use super::{Code, Status};
+use super::{Code, Status, cluster_name};
 
 /// The name of the filter, as upstream reports it.
 pub const NAME: &str = "TaintToleration";
@@ -148,9 +147,7 @@ pub fn filter(
     validate(tolerations)?;
     Ok(clusters
         .into_iter()
-        .filter(|c| {
-            cluster_tolerated(c, tolerations, existing.contains(c.name_any().as_str()), now).is_some()
-        })
+        .filter(|c| cluster_tolerated(c, tolerations, existing.contains(cluster_name(c)), now).is_some())
         .collect())
 }
 
@@ -167,10 +164,10 @@ pub fn requeue_after(
         return None;
     }
     let tolerations = placement.spec.tolerations.as_deref().unwrap_or_default();
-    let by_name: HashMap<String, &Arc<ManagedCluster>> = clusters
+    let by_name: HashMap<&str, &Arc<ManagedCluster>> = clusters
         .iter()
-        .filter(|c| existing.contains(c.name_any().as_str()))
-        .map(|c| (c.name_any(), c))
+        .filter(|c| existing.contains(cluster_name(c)))
+        .map(|c| (cluster_name(c), c))
         .collect();
     let mut earliest: Option<Timestamp> = None;
     for cluster in by_name.values() {
