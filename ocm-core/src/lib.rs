@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`crds`] | installing the OCM CRDs of a hub or a managed cluster (server-side apply, wait for Established) |
 //! | [`metrics`] | Prometheus counters of reconciliations by controller and result |
+//! | [`placement`] | the placement scheduler: its pure core and its controller |
 //! | [`registration`] | cluster registration: the hub's controllers and the managed cluster's agent |
 //! | [`work`] | work distribution: the work agent that applies ManifestWorks on a managed cluster, and the hub's work controllers |
 //!
@@ -16,5 +17,6 @@
 
 pub mod crds;
 pub mod metrics;
+pub mod placement;
 pub mod registration;
 pub mod work;

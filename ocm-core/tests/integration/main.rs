@@ -3,6 +3,7 @@
 
 mod crds;
 mod hub_lock;
+mod placement;
 mod registration_admission;
 mod registration_agent;
 mod registration_e2e;

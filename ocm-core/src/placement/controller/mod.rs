@@ -1,0 +1,340 @@
+//! The placement controller: schedules every Placement with [`crate::placement::schedule`] and
+//! writes its PlacementDecisions and status (ocm-core.md §4.2, §4.3 steps 12–14).
+//!
+//! One kube-runtime `Controller` over Placements. Clusters, sets, bindings, add-on scores and
+//! decisions are watched into reflector stores, and each of their watch events schedules again
+//! only the placements it can affect (`triggers`); decisions are also indexed by placement with
+//! per-cluster counts for Balance (`index`). Every placement is scheduled again every
+//! [`PlacementOptions::resync`] (upstream's informer resync), and when a toleration of one of its
+//! clusters expires.
+//!
+//! A misconfigured placement gets `PlacementMisconfigured=True`, a single empty decision and no
+//! retry until something changes; failed writes are retried with per-placement backoff.
+
+mod bind;
+mod index;
+mod triggers;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::controller::{Action, Config as ControllerConfig};
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Api, Resource, ResourceExt};
+use ocm_api::cluster::v1::ManagedCluster;
+use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
+use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
+use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
+use serde::de::DeserializeOwned;
+
+pub use bind::{desired_status, score_message};
+pub use index::DecisionIndex;
+
+use crate::metrics::ControllerMetrics;
+use crate::placement::schedule::{self, Code, Fleet, ScheduleError, ScoreSource};
+use crate::registration::hub::Backoff;
+
+/// The controller's name in metrics, and the reporter of its events (upstream's).
+pub const CONTROLLER_NAME: &str = "placement-controller";
+
+/// How the placement controller runs.
+#[derive(Debug, Clone)]
+pub struct PlacementOptions {
+    /// How often every placement is scheduled again without a change (upstream's informer
+    /// resync: 10 minutes).
+    pub resync: Duration,
+    /// How many placements are scheduled and written at once.
+    pub workers: u16,
+}
+
+impl Default for PlacementOptions {
+    fn default() -> Self {
+        Self {
+            resync: Duration::from_secs(600),
+            workers: 4,
+        }
+    }
+}
+
+/// What failed in the placement controller.
+#[derive(Debug, thiserror::Error)]
+pub enum PlacementError {
+    /// The controller or one of its watches stopped.
+    #[error("the placement controller stopped")]
+    Stopped,
+    /// A cache was dropped before it filled.
+    #[error("the {0} cache is gone")]
+    CacheGone(&'static str),
+    /// The placement could not be scheduled (an invalid cluster set selector).
+    #[error("scheduling placement {placement}: {source}")]
+    Schedule {
+        /// The placement.
+        placement: String,
+        /// Why.
+        source: ScheduleError,
+    },
+    /// Scheduling ended with an error status.
+    #[error("scheduling placement {placement}: {plugin}:{message}")]
+    Plugin {
+        /// The placement.
+        placement: String,
+        /// The plugin.
+        plugin: String,
+        /// Its message.
+        message: String,
+    },
+    /// Creating a PlacementDecision failed.
+    #[error("creating placement decision {decision}: {source}")]
+    CreateDecision {
+        /// The decision.
+        decision: String,
+        /// The API error.
+        source: kube::Error,
+    },
+    /// Patching a PlacementDecision's status or labels failed.
+    #[error("patching placement decision {decision}: {source}")]
+    PatchDecision {
+        /// The decision.
+        decision: String,
+        /// The API error.
+        source: kube::Error,
+    },
+    /// Deleting a PlacementDecision failed.
+    #[error("deleting placement decision {decision}: {source}")]
+    DeleteDecision {
+        /// The decision.
+        decision: String,
+        /// The API error.
+        source: kube::Error,
+    },
+    /// Patching a Placement's status failed.
+    #[error("patching the status of placement {placement}: {source}")]
+    PatchStatus {
+        /// The placement.
+        placement: String,
+        /// The API error.
+        source: kube::Error,
+    },
+}
+
+struct Context {
+    client: kube::Client,
+    recorder: Recorder,
+    clusters: Store<ManagedCluster>,
+    sets: Store<ManagedClusterSet>,
+    bindings: Store<ManagedClusterSetBinding>,
+    scores_store: Store<AddOnPlacementScore>,
+    scores: Arc<dyn ScoreSource>,
+    decisions: Store<PlacementDecision>,
+    index: Arc<Mutex<DecisionIndex>>,
+    backoff: Backoff,
+    metrics: ControllerMetrics,
+}
+
+impl Context {
+    /// Waits until every cache has been filled once.
+    async fn ready(&self) -> Result<(), PlacementError> {
+        self.clusters
+            .wait_until_ready()
+            .await
+            .map_err(|_| PlacementError::CacheGone("cluster"))?;
+        self.sets
+            .wait_until_ready()
+            .await
+            .map_err(|_| PlacementError::CacheGone("cluster set"))?;
+        self.bindings
+            .wait_until_ready()
+            .await
+            .map_err(|_| PlacementError::CacheGone("cluster set binding"))?;
+        self.scores_store
+            .wait_until_ready()
+            .await
+            .map_err(|_| PlacementError::CacheGone("add-on placement score"))?;
+        self.decisions
+            .wait_until_ready()
+            .await
+            .map_err(|_| PlacementError::CacheGone("placement decision"))?;
+        Ok(())
+    }
+}
+
+/// A watch of every `K` into a reflector store, as a stream of watch events after they are stored.
+fn watched<K>(client: &kube::Client) -> (Store<K>, impl Stream<Item = watcher::Event<K>> + Send + 'static)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let api: Api<K> = Api::all(client.clone());
+    let stream = reflector(writer, watcher(api, watcher::Config::default()))
+        .default_backoff()
+        .filter_map(|event| futures::future::ready(event.ok()));
+    (store, stream)
+}
+
+/// A stream of object refs from a stream of lists.
+fn refs<S>(stream: S) -> impl Stream<Item = ObjectRef<Placement>> + Send + 'static
+where
+    S: Stream<Item = Vec<ObjectRef<Placement>>> + Send + 'static,
+{
+    stream.flat_map(futures::stream::iter)
+}
+
+/// Runs the placement controller until it stops.
+///
+/// # Errors
+/// [`PlacementError::Stopped`] when the controller's streams end.
+pub async fn run(
+    client: kube::Client,
+    options: PlacementOptions,
+    metrics: ControllerMetrics,
+) -> Result<(), PlacementError> {
+    let placements: Api<Placement> = Api::all(client.clone());
+    let controller = Controller::new(placements, watcher::Config::default())
+        .with_config(ControllerConfig::default().concurrency(options.workers));
+    let (clusters, cluster_events) = watched::<ManagedCluster>(&client);
+    let (sets, set_events) = watched::<ManagedClusterSet>(&client);
+    let (bindings, binding_events) = watched::<ManagedClusterSetBinding>(&client);
+    let (scores_store, score_events) = watched::<AddOnPlacementScore>(&client);
+    let (decisions, decision_events) = watched::<PlacementDecision>(&client);
+    let stores = triggers::Stores {
+        placements: controller.store(),
+        sets: sets.clone(),
+        bindings: bindings.clone(),
+        clusters: clusters.clone(),
+    };
+    let index = Arc::new(Mutex::new(DecisionIndex::default()));
+
+    let last_labels = Arc::new(Mutex::new(HashMap::new()));
+    let s = stores.clone();
+    let cluster_triggers = refs(cluster_events.map(move |e| triggers::for_cluster(&s, &last_labels, &e)));
+    let s = stores.clone();
+    let set_triggers = refs(set_events.map(move |e| {
+        triggers::touched(&e)
+            .map(|o| triggers::for_set(&s, o))
+            .unwrap_or_default()
+    }));
+    let s = stores.clone();
+    let binding_triggers = refs(binding_events.map(move |e| {
+        triggers::touched(&e)
+            .map(|o| triggers::for_binding(&s, o))
+            .unwrap_or_default()
+    }));
+    let s = stores.clone();
+    let score_triggers = refs(score_events.map(move |e| {
+        triggers::touched(&e)
+            .map(|o| triggers::for_score(&s, o))
+            .unwrap_or_default()
+    }));
+    let decision_index = index.clone();
+    let decision_store = decisions.clone();
+    let decision_triggers = decision_events.filter_map(move |e| {
+        decision_index
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .on_event(&e, &decision_store);
+        futures::future::ready(triggers::touched(&e).and_then(triggers::for_decision))
+    });
+    let resync = options.resync;
+    let periodic = futures::stream::unfold((), move |()| async move {
+        tokio::time::sleep(resync).await;
+        Some(((), ()))
+    });
+
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: CONTROLLER_NAME.to_string(),
+                instance: None,
+            },
+        ),
+        client,
+        clusters,
+        sets,
+        bindings,
+        scores: Arc::new(scores_store.clone()),
+        scores_store,
+        decisions,
+        index,
+        backoff: Backoff::default(),
+        metrics,
+    });
+    controller
+        .reconcile_on(cluster_triggers)
+        .reconcile_on(set_triggers)
+        .reconcile_on(binding_triggers)
+        .reconcile_on(score_triggers)
+        .reconcile_on(decision_triggers)
+        .reconcile_all_on(periodic)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+    Err(PlacementError::Stopped)
+}
+
+/// Schedules one placement and writes the result.
+async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Action, PlacementError> {
+    ctx.ready().await?;
+    let namespace = placement.namespace().unwrap_or_default();
+    let name = placement.name_any();
+    let clusters = ctx.clusters.state();
+    let sets = ctx.sets.state();
+    let bindings = ctx.bindings.state();
+    let (existing, outcome) = {
+        let index = ctx
+            .index
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let existing = index.of(&namespace, &name);
+        let fleet = Fleet {
+            clusters: &clusters,
+            sets: &sets,
+            bindings: &bindings,
+            scores: &ctx.scores,
+            decision_counts: index.counts(),
+        };
+        let outcome = schedule::schedule(&placement, &existing, fleet, Timestamp::now());
+        (existing, outcome)
+    };
+    let outcome = outcome.map_err(|source| PlacementError::Schedule {
+        placement: format!("{namespace}/{name}"),
+        source,
+    })?;
+    let Some(result) = outcome else {
+        return Ok(Action::await_change());
+    };
+    let writer = bind::Writer {
+        client: &ctx.client,
+        recorder: &ctx.recorder,
+    };
+    writer.bind(&placement, &result, &existing).await?;
+    writer.status(&placement, &result).await?;
+    ctx.metrics.reconciled(CONTROLLER_NAME, true);
+    ctx.backoff.succeeded(&format!("{namespace}/{name}"));
+    if result.status.code == Code::Error {
+        return Err(PlacementError::Plugin {
+            placement: format!("{namespace}/{name}"),
+            plugin: result.status.plugin,
+            message: result.status.message,
+        });
+    }
+    Ok(result
+        .requeue_after
+        .map_or_else(Action::await_change, Action::requeue))
+}
+
+fn error_policy(placement: Arc<Placement>, error: &PlacementError, ctx: Arc<Context>) -> Action {
+    let key = format!(
+        "{}/{}",
+        placement.namespace().unwrap_or_default(),
+        placement.name_any()
+    );
+    crate::registration::hub::log_failure(&key, error, "scheduling a placement failed");
+    ctx.metrics.reconciled(CONTROLLER_NAME, false);
+    Action::requeue(ctx.backoff.failed(&key))
+}
