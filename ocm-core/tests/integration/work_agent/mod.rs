@@ -20,7 +20,9 @@
 )]
 
 mod conditionrules;
+mod deleteoption;
 mod executor;
 mod statusfeedback;
 mod support;
+mod updatestrategy;
 mod work;
