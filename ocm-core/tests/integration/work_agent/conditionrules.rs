@@ -51,11 +51,18 @@ fn has(manifest: &ocm_api::work::v1::ManifestCondition, type_: &str, status: &st
 #[tokio::test]
 async fn conditionrules_job_well_known_complete() {
     let env = WorkEnv::started("cr-job").await;
-    let configs = vec![config(&env, "batch", "jobs", "job1", json!({
-        "conditionRules": [{"type": "WellKnownConditions", "condition": "Complete"}],
-    }))];
-    env.create_work_with("w", vec![job(&env, "job1")], None, configs).await;
-    let work = env.work_name("w");
+    let configs = vec![config(
+        &env,
+        "batch",
+        "jobs",
+        "job1",
+        json!({
+            "conditionRules": [{"type": "WellKnownConditions", "condition": "Complete"}],
+        }),
+    )];
+    env.create_work_with("w", vec![job(&env, "job1")], None, configs)
+        .await;
+    let work = "w".to_string();
     env.wait_work_condition("w", "Applied", "True").await;
     let jobs = spoke_api(&env, "batch/v1", "Job", "jobs");
 
@@ -74,7 +81,10 @@ async fn conditionrules_job_well_known_complete() {
         has(m, "Complete", "True", "ConditionRuleEvaluated")
     })
     .await;
-    assert_eq!(condition(&manifest, "Complete").unwrap().message, "Job is finished");
+    assert_eq!(
+        condition(&manifest, "Complete").unwrap().message,
+        "Job is finished"
+    );
     let work_object = env.wait_work_condition("w", "Complete", "True").await;
     let aggregated = work_condition(&work_object, "Complete").unwrap();
     assert_eq!(aggregated.reason, "ConditionRulesAggregated");
@@ -85,16 +95,23 @@ async fn conditionrules_job_well_known_complete() {
 #[tokio::test]
 async fn conditionrules_custom_cel() {
     let env = WorkEnv::started("cr-cel").await;
-    let configs = vec![config(&env, "batch", "jobs", "*1", json!({
-        "conditionRules": [{
-            "type": "CEL",
-            "condition": "OneActive",
-            "celExpressions": ["object.status.active == 1"],
-            "messageExpression": "result ? 'One pod is active' : 'There is not only one pod active'",
-        }],
-    }))];
-    env.create_work_with("w", vec![job(&env, "job1")], None, configs).await;
-    let work = env.work_name("w");
+    let configs = vec![config(
+        &env,
+        "batch",
+        "jobs",
+        "*1",
+        json!({
+            "conditionRules": [{
+                "type": "CEL",
+                "condition": "OneActive",
+                "celExpressions": ["object.status.active == 1"],
+                "messageExpression": "result ? 'One pod is active' : 'There is not only one pod active'",
+            }],
+        }),
+    )];
+    env.create_work_with("w", vec![job(&env, "job1")], None, configs)
+        .await;
+    let work = "w".to_string();
     env.wait_work_condition("w", "Applied", "True").await;
     let jobs = spoke_api(&env, "batch/v1", "Job", "jobs");
 
@@ -103,16 +120,25 @@ async fn conditionrules_custom_cel() {
         has(m, "OneActive", "False", "ConditionRuleEvaluated")
     })
     .await;
-    assert_eq!(condition(&manifest, "OneActive").unwrap().message, "There is not only one pod active");
+    assert_eq!(
+        condition(&manifest, "OneActive").unwrap().message,
+        "There is not only one pod active"
+    );
 
     write_status(&jobs, "job1", running(1)).await;
     let manifest = wait_manifest(&env, &work, "job1", "OneActive True", |m| {
         has(m, "OneActive", "True", "ConditionRuleEvaluated")
     })
     .await;
-    assert_eq!(condition(&manifest, "OneActive").unwrap().message, "One pod is active");
+    assert_eq!(
+        condition(&manifest, "OneActive").unwrap().message,
+        "One pod is active"
+    );
     let work_object = env.wait_work_condition("w", "OneActive", "True").await;
-    assert_eq!(work_condition(&work_object, "OneActive").unwrap().reason, "ConditionRulesAggregated");
+    assert_eq!(
+        work_condition(&work_object, "OneActive").unwrap().reason,
+        "ConditionRulesAggregated"
+    );
 
     // Removing the rule prunes its conditions from the manifest and the work.
     env.patch_spec("w", json!({"manifestConfigs": null})).await;
@@ -129,11 +155,18 @@ async fn conditionrules_custom_cel() {
 #[tokio::test]
 async fn conditionrules_unknown_well_known() {
     let env = WorkEnv::started("cr-unknown").await;
-    let configs = vec![config(&env, "batch", "jobs", "job1", json!({
-        "conditionRules": [{"type": "WellKnownConditions", "condition": "Progressing"}],
-    }))];
-    env.create_work_with("w", vec![job(&env, "job1")], None, configs).await;
-    let work = env.work_name("w");
+    let configs = vec![config(
+        &env,
+        "batch",
+        "jobs",
+        "job1",
+        json!({
+            "conditionRules": [{"type": "WellKnownConditions", "condition": "Progressing"}],
+        }),
+    )];
+    env.create_work_with("w", vec![job(&env, "job1")], None, configs)
+        .await;
+    let work = "w".to_string();
     env.wait_work_condition("w", "Available", "True").await;
     let jobs = spoke_api(&env, "batch/v1", "Job", "jobs");
     write_status(&jobs, "job1", running(1)).await;
@@ -151,21 +184,37 @@ async fn conditionrules_unknown_well_known() {
 async fn conditionrules_wildcard_and_first_match() {
     let env = WorkEnv::started("cr-wildcard").await;
     let configs = vec![
-        config(&env, "batch", "jobs", "job1", json!({
-            "conditionRules": [{"type": "WellKnownConditions", "condition": "Complete"}],
-        })),
-        config(&env, "batch", "jobs", "job*", json!({
-            "conditionRules": [{"type": "CEL", "condition": "Complete", "celExpressions": ["object.status.("]}],
-        })),
+        config(
+            &env,
+            "batch",
+            "jobs",
+            "job1",
+            json!({
+                "conditionRules": [{"type": "WellKnownConditions", "condition": "Complete"}],
+            }),
+        ),
+        config(
+            &env,
+            "batch",
+            "jobs",
+            "job*",
+            json!({
+                "conditionRules": [{"type": "CEL", "condition": "Complete", "celExpressions": ["object.status.("]}],
+            }),
+        ),
     ];
-    env.create_work_with("w", vec![job(&env, "job1"), job(&env, "job2")], None, configs).await;
-    let work = env.work_name("w");
+    env.create_work_with("w", vec![job(&env, "job1"), job(&env, "job2")], None, configs)
+        .await;
+    let work = "w".to_string();
     env.wait_work_condition("w", "Applied", "True").await;
     let jobs = spoke_api(&env, "batch/v1", "Job", "jobs");
     write_status(&jobs, "job1", completed()).await;
     write_status(&jobs, "job2", running(1)).await;
     // job1: the first matching config's well-known rule; job2: only the broken wildcard rule.
-    wait_manifest(&env, &work, "job1", "Complete True", |m| has(m, "Complete", "True", "ConditionRuleEvaluated")).await;
+    wait_manifest(&env, &work, "job1", "Complete True", |m| {
+        has(m, "Complete", "True", "ConditionRuleEvaluated")
+    })
+    .await;
     let manifest = wait_manifest(&env, &work, "job2", "Complete expression error", |m| {
         has(m, "Complete", "False", "ConditionRuleExpressionError")
     })

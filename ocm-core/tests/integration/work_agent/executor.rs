@@ -18,8 +18,14 @@ fn executor(env: &WorkEnv) -> Value {
 }
 
 /// Creates work `name` with the executor (and delete option) set from the start.
-async fn create_work(env: &WorkEnv, name: &str, manifests: Vec<Manifest>, delete_option: Option<DeleteOption>) {
-    let mut work = ocm_api::work::v1::ManifestWork::new(&env.work_name(name), super::support::work_spec(manifests));
+async fn create_work(
+    env: &WorkEnv,
+    name: &str,
+    manifests: Vec<Manifest>,
+    delete_option: Option<DeleteOption>,
+) {
+    let mut work =
+        ocm_api::work::v1::ManifestWork::new(&env.work_name(name), super::support::work_spec(manifests));
     work.spec.executor = Some(serde_json::from_value(executor(env)).unwrap());
     work.spec.delete_option = delete_option;
     env.works().create(&PostParams::default(), &work).await.unwrap();
@@ -27,7 +33,14 @@ async fn create_work(env: &WorkEnv, name: &str, manifests: Vec<Manifest>, delete
 
 /// A Role in the test namespace granting `verbs` on `resources` of `group` (only `names` if
 /// given), bound to the executor.
-async fn grant(env: &WorkEnv, role: &str, group: &str, resources: &[&str], verbs: &[&str], names: Option<&[&str]>) {
+async fn grant(
+    env: &WorkEnv,
+    role: &str,
+    group: &str,
+    resources: &[&str],
+    verbs: &[&str],
+    names: Option<&[&str]>,
+) {
     let roles: Api<Role> = Api::namespaced(env.spoke_client.clone(), &env.namespace);
     let bindings: Api<RoleBinding> = Api::namespaced(env.spoke_client.clone(), &env.namespace);
     let meta = ObjectMeta {
@@ -36,33 +49,39 @@ async fn grant(env: &WorkEnv, role: &str, group: &str, resources: &[&str], verbs
         ..ObjectMeta::default()
     };
     roles
-        .create(&PostParams::default(), &Role {
-            metadata: meta.clone(),
-            rules: Some(vec![PolicyRule {
-                api_groups: Some(vec![group.into()]),
-                resources: Some(resources.iter().map(|r| (*r).to_string()).collect()),
-                verbs: verbs.iter().map(|v| (*v).to_string()).collect(),
-                resource_names: names.map(|n| n.iter().map(|s| (*s).to_string()).collect()),
-                ..PolicyRule::default()
-            }]),
-        })
+        .create(
+            &PostParams::default(),
+            &Role {
+                metadata: meta.clone(),
+                rules: Some(vec![PolicyRule {
+                    api_groups: Some(vec![group.into()]),
+                    resources: Some(resources.iter().map(|r| (*r).to_string()).collect()),
+                    verbs: verbs.iter().map(|v| (*v).to_string()).collect(),
+                    resource_names: names.map(|n| n.iter().map(|s| (*s).to_string()).collect()),
+                    ..PolicyRule::default()
+                }]),
+            },
+        )
         .await
         .unwrap();
     bindings
-        .create(&PostParams::default(), &RoleBinding {
-            metadata: meta,
-            role_ref: RoleRef {
-                api_group: "rbac.authorization.k8s.io".into(),
-                kind: "Role".into(),
-                name: role.into(),
+        .create(
+            &PostParams::default(),
+            &RoleBinding {
+                metadata: meta,
+                role_ref: RoleRef {
+                    api_group: Some("rbac.authorization.k8s.io".into()),
+                    kind: "Role".into(),
+                    name: role.into(),
+                },
+                subjects: Some(vec![Subject {
+                    kind: "ServiceAccount".into(),
+                    name: EXECUTOR.into(),
+                    namespace: Some(env.namespace.clone()),
+                    ..Subject::default()
+                }]),
             },
-            subjects: Some(vec![Subject {
-                kind: "ServiceAccount".into(),
-                name: EXECUTOR.into(),
-                namespace: Some(env.namespace.clone()),
-                ..Subject::default()
-            }]),
-        })
+        )
         .await
         .unwrap();
 }
@@ -103,10 +122,14 @@ async fn executor_no_permission() {
     wait_statuses(&env, "w", "Applied", "False", &["False", "False"]).await;
     wait_statuses(&env, "w", "Available", "False", &["False", "False"]).await;
     let work = env.work("w").await.unwrap();
-    let applied = condition(&manifest_conditions(&work)[0], "Applied").unwrap().clone();
+    let applied = condition(&manifest_conditions(&work)[0], "Applied")
+        .unwrap()
+        .clone();
     assert_eq!(applied.reason, "AppliedManifestFailed");
     assert!(
-        applied.message.contains("not allowed to apply the resource  configmaps"),
+        applied
+            .message
+            .contains("not allowed to apply the resource  configmaps"),
         "{}",
         applied.message
     );
@@ -140,13 +163,27 @@ async fn executor_full_permission() {
 #[tokio::test]
 async fn executor_delete_permission_by_delete_option() {
     let env = WorkEnv::started("ex-delete").await;
-    grant(&env, "no-delete", "", &["configmaps"], &["create", "update", "patch", "get", "list"], None).await;
+    grant(
+        &env,
+        "no-delete",
+        "",
+        &["configmaps"],
+        &["create", "update", "patch", "get", "list"],
+        None,
+    )
+    .await;
     // Foreground: the work owns both, so both need delete.
     create_work(&env, "fg", vec![cm(&env, "cm1"), cm(&env, "cm2")], None).await;
     wait_statuses(&env, "fg", "Applied", "False", &["False", "False"]).await;
     // Orphan: nothing is owned, so nothing needs delete.
     let orphan = serde_json::from_value(json!({"propagationPolicy": "Orphan"})).unwrap();
-    create_work(&env, "orphan", vec![cm(&env, "cm3"), cm(&env, "cm4")], Some(orphan)).await;
+    create_work(
+        &env,
+        "orphan",
+        vec![cm(&env, "cm3"), cm(&env, "cm4")],
+        Some(orphan),
+    )
+    .await;
     wait_statuses(&env, "orphan", "Applied", "True", &["True", "True"]).await;
     // SelectivelyOrphan: only the orphaned ConfigMap can be applied.
     let selective = serde_json::from_value(json!({
@@ -156,7 +193,13 @@ async fn executor_delete_permission_by_delete_option() {
         ]},
     }))
     .unwrap();
-    create_work(&env, "selective", vec![cm(&env, "cm5"), cm(&env, "cm6")], Some(selective)).await;
+    create_work(
+        &env,
+        "selective",
+        vec![cm(&env, "cm5"), cm(&env, "cm6")],
+        Some(selective),
+    )
+    .await;
     wait_statuses(&env, "selective", "Applied", "False", &["True", "False"]).await;
     assert!(env.configmap_opt("cm5").await.is_some());
     assert!(env.configmap_opt("cm6").await.is_none());
@@ -184,11 +227,21 @@ fn rbac_manifests(env: &WorkEnv) -> Vec<Manifest> {
 #[tokio::test]
 async fn executor_escalation_without_permission() {
     let env = WorkEnv::started("ex-esc-no").await;
-    grant(&env, "rbac-no-escalate", "rbac.authorization.k8s.io", &["roles", "rolebindings"], ALL_VERBS, None).await;
+    grant(
+        &env,
+        "rbac-no-escalate",
+        "rbac.authorization.k8s.io",
+        &["roles", "rolebindings"],
+        ALL_VERBS,
+        None,
+    )
+    .await;
     create_work(&env, "w", rbac_manifests(&env), None).await;
     wait_statuses(&env, "w", "Applied", "False", &["False", "False", "False"]).await;
     let work = env.work("w").await.unwrap();
-    let role_applied = condition(&manifest_conditions(&work)[1], "Applied").unwrap().clone();
+    let role_applied = condition(&manifest_conditions(&work)[1], "Applied")
+        .unwrap()
+        .clone();
     assert!(
         role_applied.message.contains("error: permission escalation"),
         "{}",
@@ -206,7 +259,9 @@ async fn executor_escalation_with_permission() {
         "rbac-escalate",
         "rbac.authorization.k8s.io",
         &["roles", "rolebindings"],
-        &["create", "update", "patch", "get", "list", "delete", "escalate", "bind"],
+        &[
+            "create", "update", "patch", "get", "list", "delete", "escalate", "bind",
+        ],
         None,
     )
     .await;
@@ -227,13 +282,23 @@ async fn executor_caches() {
     wait_statuses(&env, "w", "Applied", "False", &["False"]).await;
     assert!(env.configmap_opt("cm1").await.is_none());
 
-    grant(&env, "cm1-cm2", "", &["configmaps"], ALL_VERBS, Some(&["cm1", "cm2"])).await;
-    env.set_manifests("w", vec![cm(&env, "cm1"), cm(&env, "cm2")]).await;
+    grant(
+        &env,
+        "cm1-cm2",
+        "",
+        &["configmaps"],
+        ALL_VERBS,
+        Some(&["cm1", "cm2"]),
+    )
+    .await;
+    env.set_manifests("w", vec![cm(&env, "cm1"), cm(&env, "cm2")])
+        .await;
     wait_statuses(&env, "w", "Applied", "True", &["True", "True"]).await;
     wait_statuses(&env, "w", "Available", "True", &["True", "True"]).await;
 
     revoke(&env, "cm1-cm2").await;
-    env.set_manifests("w", vec![cm(&env, "cm1"), cm(&env, "cm2"), cm(&env, "cm3")]).await;
+    env.set_manifests("w", vec![cm(&env, "cm1"), cm(&env, "cm2"), cm(&env, "cm3")])
+        .await;
     wait_statuses(&env, "w", "Applied", "False", &["False", "False", "False"]).await;
     wait_statuses(&env, "w", "Available", "False", &["True", "True", "False"]).await;
     // Revoking the permission does not delete what was applied.

@@ -56,7 +56,7 @@ async fn work_single_manifest_create() {
         (meta.namespace.as_deref(), meta.name.as_deref()),
         (Some(env.namespace.as_str()), Some("cm1"))
     );
-    let condition = &manifests[0].conditions[0];
+    let condition = applied_of(&manifests[0]);
     assert_eq!(
         (condition.type_.as_str(), condition.status.as_str()),
         ("Applied", "True")
@@ -178,7 +178,7 @@ async fn work_multiple_manifests() {
         env.manifest_statuses("w", APPLIED).await,
         ["False", "True", "True"]
     );
-    let failed = &manifest_conditions(&work)[0].conditions[0];
+    let failed = applied_of(&manifest_conditions(&work)[0]).clone();
     assert_eq!(failed.reason, "AppliedManifestFailed");
     assert!(
         failed.message.starts_with("Failed to apply manifest: "),
@@ -424,11 +424,12 @@ async fn work_sa_role_rolebinding_deployment() {
     // update); the deployment's entry was matched by its meta at another ordinal.
     let after = manifest_conditions(&work);
     let find = |list: &[ocm_api::work::v1::ManifestCondition], name: &str| {
-        list.iter()
-            .find(|m| m.resource_meta.name.as_deref() == Some(name))
-            .unwrap()
-            .conditions[0]
-            .clone()
+        applied_of(
+            list.iter()
+                .find(|m| m.resource_meta.name.as_deref() == Some(name))
+                .unwrap(),
+        )
+        .clone()
     };
     assert!(find(&after, "sa2").last_transition_time.0 > update_time);
     assert!(find(&before, "deploy1").last_transition_time.0 < update_time);
@@ -457,7 +458,7 @@ async fn work_observed_generation_and_last_transition_time() {
     let first = env.wait_work_condition("w", APPLIED, "True").await;
     let first_applied = work_condition(&first, APPLIED).unwrap().clone();
     assert_eq!(first_applied.observed_generation, first.metadata.generation);
-    let first_manifest = manifest_conditions(&first)[0].conditions[0].clone();
+    let first_manifest = applied_of(&manifest_conditions(&first)[0]).clone();
 
     env.set_manifests("w", vec![env.configmap("cm1", json!({"a": "c"}))])
         .await;
@@ -466,12 +467,12 @@ async fn work_observed_generation_and_last_transition_time() {
         let applied = work_condition(&work, APPLIED)?;
         (work.metadata.generation > first.metadata.generation
             && applied.observed_generation == work.metadata.generation
-            && manifest_conditions(&work)[0].conditions[0].observed_generation == work.metadata.generation)
+            && applied_of(&manifest_conditions(&work)[0]).observed_generation == work.metadata.generation)
             .then_some(work)
     })
     .await;
     // A new generation replaces the manifest condition, so its transition time moves.
-    let second_manifest = manifest_conditions(&second)[0].conditions[0].clone();
+    let second_manifest = applied_of(&manifest_conditions(&second)[0]).clone();
     assert!(second_manifest.last_transition_time.0 >= first_manifest.last_transition_time.0);
 
     // Changing the resource on the spoke: the agent restores it; conditions stay as they are.
@@ -487,7 +488,7 @@ async fn work_observed_generation_and_last_transition_time() {
         .await;
     let third = env.work("w").await.unwrap();
     assert_eq!(work_condition(&third, APPLIED), work_condition(&second, APPLIED));
-    assert_eq!(manifest_conditions(&third)[0].conditions[0], second_manifest);
+    assert_eq!(applied_of(&manifest_conditions(&third)[0]), &second_manifest);
     env.finish().await;
 }
 
@@ -638,12 +639,12 @@ async fn work_roleref_change() {
     assert_eq!(env.manifest_statuses("w", APPLIED).await, ["False", "True"]);
     let manifests = manifest_conditions(&work);
     assert!(
-        manifests[0].conditions[0].message.contains("roleRef"),
+        applied_of(&manifests[0]).message.contains("roleRef"),
         "{}",
-        manifests[0].conditions[0].message
+        applied_of(&manifests[0]).message
     );
     assert_eq!(
-        manifests[0].conditions[0].observed_generation,
+        applied_of(&manifests[0]).observed_generation,
         work.metadata.generation
     );
     env.wait_configmap("cm1", |cm| cm.data.as_ref().is_some_and(|d| d["a"] == "c"))
@@ -657,4 +658,10 @@ async fn work_roleref_change() {
     assert_eq!(rb.get("rb1").await.unwrap().data["roleRef"]["name"], "role1");
     assert!(owner_uids(&rb.get("rb1").await.unwrap().metadata).len() == 1);
     env.finish().await;
+}
+
+/// The `Applied` condition of a manifest status entry (the status controller adds `Available`
+/// and others to the same list, in no fixed order).
+fn applied_of(manifest: &ocm_api::work::v1::ManifestCondition) -> &ocm_api::meta::Condition {
+    manifest.conditions.iter().find(|c| c.type_ == APPLIED).unwrap()
 }
