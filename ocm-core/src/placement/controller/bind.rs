@@ -368,8 +368,9 @@ mod tests {
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let world = World::with_clusters(&refs);
         let message = score_message(&scheduled(&world, now()));
+        // Balance 100 + Steady 0 for every cluster.
         assert!(
-            message.starts_with("cluster-000:200 cluster-001:200 "),
+            message.starts_with("cluster-000:100 cluster-001:100 "),
             "{message}"
         );
         assert!(message.ends_with("......"));
