@@ -327,3 +327,53 @@ pub fn score_message(schedule: &Schedule) -> String {
     }
     message
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::schedule::testing::*;
+    use crate::placement::schedule::{Fleet, schedule};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn scheduled(world: &World, at_time: k8s_openapi::jiff::Timestamp) -> Schedule {
+        let p = placement("ns", "p");
+        let fleet: Fleet<'_> = world.fleet();
+        schedule(&p, &world.own(&p), fleet, at_time).unwrap().unwrap()
+    }
+
+    #[test]
+    fn conditions_keep_their_transition_time_while_their_status_holds() {
+        let world = World::with_clusters(&["c1"]);
+        let first = desired_status(&PlacementStatus::default(), &scheduled(&world, now()));
+        assert_eq!(first.number_of_selected_clusters, Some(1));
+        let again = desired_status(&first, &scheduled(&world, at(60)));
+        assert_eq!(again, first);
+        let satisfied = |s: &PlacementStatus| {
+            s.conditions
+                .iter()
+                .flatten()
+                .find(|c| c.type_ == "PlacementSatisfied")
+                .map(|c| (c.status.clone(), c.last_transition_time.clone()))
+        };
+        let gone = World::with_clusters(&[]);
+        let later = desired_status(&first, &scheduled(&gone, at(120)));
+        assert_eq!(satisfied(&later), Some(("False".to_string(), Time(at(120)))));
+        // Once written, a count of 0 is written too.
+        assert_eq!(later.number_of_selected_clusters, Some(0));
+    }
+
+    #[test]
+    fn score_messages_are_cut_past_1000_characters() {
+        let names: Vec<String> = (0..200).map(|i| format!("cluster-{i:03}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let world = World::with_clusters(&refs);
+        let message = score_message(&scheduled(&world, now()));
+        // Balance 100 + Steady 0 for every cluster.
+        assert!(
+            message.starts_with("cluster-000:100 cluster-001:100 "),
+            "{message}"
+        );
+        assert!(message.ends_with("......"));
+        assert!(message.len() <= 1000 + 6);
+    }
+}

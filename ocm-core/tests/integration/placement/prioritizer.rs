@@ -105,7 +105,9 @@ async fn prioritizer_steady_keeps_the_selection() {
 #[tokio::test]
 async fn prioritizer_exact_balance_and_cpu() {
     let (hub, _, c) = three_clusters().await;
-    fake_decision(&hub, "fake", &[&c[0]]).await;
+    // Balance compares with the most used cluster of the whole hub: other placements' decisions
+    // name c0 ten times, more than any cluster of other tests sharing a real hub.
+    fake_decision(&hub, "fake", &[c[0].as_str(); 10]).await;
     hub.placement(
         "p",
         json!({"numberOfClusters": 2, "prioritizerPolicy": policy("Exact", &[("Balance", 2), ("ResourceAllocatableCPU", 1)])}),
