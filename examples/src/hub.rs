@@ -1,7 +1,8 @@
-//! The `hub` binary: the hub side of registration as one process. It installs the hub CRDs and
-//! the bootstrap RBAC (what upstream's cluster-manager operator installs), runs the hub
-//! controllers of `ocm-core` (accept, CSR approval, leases, taints, cluster sets, cleanup, add-on
-//! status) and serves `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
+//! The `hub` binary: an OCM hub as one process. It installs the hub CRDs and the bootstrap RBAC
+//! (what upstream's cluster-manager operator installs), runs the hub controllers of `ocm-core` —
+//! registration (accept, CSR approval, leases, taints, cluster sets, cleanup, add-on status), work
+//! (ManifestWork garbage collection) and placement; `--controllers` picks a subset — and serves
+//! `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
 //! ManagedClusters, ManagedClusterSetBindings and ManifestWorks are admitted as upstream's
@@ -24,6 +25,7 @@ use ocm_api::names::feature_gates::{
 };
 use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
+use ocm_core::placement::{self, PlacementError, PlacementOptions};
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
 use ocm_core::registration::webhook::{Endpoint, Registration, Reviewer, WebhookError, WebhookServer};
 use ocm_core::work::hub::garbage_collection::{self, GarbageCollectionError};
@@ -33,7 +35,23 @@ use crate::flags::{self, FeatureGates, FlagError};
 use crate::serving::{self, Health, ServeError};
 
 /// The components whose feature gates `hub --feature-gates` sets.
-const HUB_COMPONENTS: &[Component] = &[Component::HubRegistration, Component::HubWork];
+const HUB_COMPONENTS: &[Component] = &[
+    Component::HubRegistration,
+    Component::HubWork,
+    Component::HubPlacement,
+];
+
+/// The hub's controller groups, as upstream's separate hub binaries split them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum HubController {
+    /// The registration controllers (upstream's `registration controller`).
+    Registration,
+    /// The work controllers: ManifestWork garbage collection with the gate
+    /// CleanUpCompletedManifestWork (upstream's `work manager`).
+    Work,
+    /// The placement scheduler (upstream's `placement controller`).
+    Placement,
+}
 
 /// How long requests in flight may take to finish when the process stops.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -42,7 +60,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, clap::Parser)]
 #[command(
     name = "hub",
-    about = "Runs the OCM hub registration controllers on a cluster or an embedded control plane"
+    about = "Runs the OCM hub controllers (registration, work, placement) on a cluster or an embedded control plane"
 )]
 pub struct HubArgs {
     /// The hub cluster's kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster).
@@ -64,7 +82,16 @@ pub struct HubArgs {
     /// unless ManagedClusterAutoApproval is on).
     #[arg(long, value_delimiter = ',', value_name = "USER,...")]
     pub auto_approved_csr_users: Vec<String>,
-    /// Feature gates of the hub registration and work controllers, as Name=true|false,...
+    /// The controllers to run, comma-separated (default: all), so that a hub can run any subset
+    /// as upstream's separate binaries do.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "registration,work,placement"
+    )]
+    pub controllers: Vec<HubController>,
+    /// Feature gates of the hub registration, work and placement controllers, as Name=true|false,...
     #[arg(long, value_delimiter = ',', value_name = "NAME=BOOL,...")]
     pub feature_gates: Vec<String>,
     /// Labels added to the namespaces and RBAC objects the hub creates, as key=value,...
@@ -138,6 +165,9 @@ pub enum HubCommandError {
     /// A hub controller stopped.
     #[error("running the hub controllers: {0}")]
     RunControllers(#[from] hub::HubError),
+    /// The placement controller stopped.
+    #[error("running the placement controller: {0}")]
+    RunPlacement(#[from] PlacementError),
     /// The ManifestWork garbage collection stopped.
     #[error("running the ManifestWork garbage collection: {0}")]
     RunWorkGarbageCollection(#[from] GarbageCollectionError),
@@ -313,6 +343,14 @@ async fn serve_webhooks(
     Ok(Webhooks { server, registration })
 }
 
+/// `controller`'s result, or never when it is not run.
+async fn optional<F: std::future::Future>(controller: Option<F>) -> F::Output {
+    match controller {
+        Some(controller) => controller.await,
+        None => std::future::pending().await,
+    }
+}
+
 /// `NAMESPACE/NAME[:PORT]`.
 fn parse_service(value: &str) -> Result<(String, String, Option<i32>), HubCommandError> {
     let error = || HubCommandError::ParseWebhookService(value.to_string());
@@ -366,20 +404,21 @@ async fn serve_hub(
         tracing::info!(kubeconfig = %path.display(), "hub controllers starting");
     }
     let gates = FeatureGates::parse_for(HUB_COMPONENTS, &args.feature_gates)?;
-    let work_gc = gates.enabled(CLEAN_UP_COMPLETED_MANIFEST_WORK).then(|| {
+    let runs = |c: HubController| args.controllers.contains(&c);
+    let registration =
+        runs(HubController::Registration).then(|| hub::run(cluster.client(), options, metrics.clone()));
+    let work_gc = (runs(HubController::Work) && gates.enabled(CLEAN_UP_COMPLETED_MANIFEST_WORK)).then(|| {
         tracing::info!("ManifestWork garbage collection on (CleanUpCompletedManifestWork)");
         garbage_collection::run(cluster.client(), metrics.clone())
     });
-    let work_gc = async move {
-        match work_gc {
-            Some(controller) => controller.await,
-            None => std::future::pending().await,
-        }
-    };
+    let placement = runs(HubController::Placement)
+        .then(|| placement::run(cluster.client(), PlacementOptions::default(), metrics.clone()));
+    tracing::info!(controllers = ?args.controllers, "hub controllers starting");
     health.set_ready();
     let result = tokio::select! {
-        result = hub::run(cluster.client(), options, metrics) => result.map_err(HubCommandError::from),
-        result = work_gc => result.map_err(HubCommandError::from),
+        result = optional(registration) => result.map_err(HubCommandError::from),
+        result = optional(work_gc) => result.map_err(HubCommandError::from),
+        result = optional(placement) => result.map_err(HubCommandError::from),
         () = crate::process::shutdown_signal() => Ok(()),
     };
     server.shutdown().await;
