@@ -18,5 +18,6 @@
 
 mod deleteoption;
 mod support;
+mod unmanaged_appliedwork;
 mod updatestrategy;
 mod work;
