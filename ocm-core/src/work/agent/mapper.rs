@@ -68,10 +68,13 @@ pub enum MapperError {
     },
 }
 
+/// Found mappings by (group, version, kind), with when they were found.
+type Cache = HashMap<(String, String, String), (Mapping, Instant)>;
+
 /// Maps kinds to resources through discovery, with a cache.
 pub struct ResourceMapper {
     client: kube::Client,
-    cache: Mutex<HashMap<(String, String, String), (Mapping, Instant)>>,
+    cache: Mutex<Cache>,
 }
 
 impl std::fmt::Debug for ResourceMapper {
@@ -125,7 +128,7 @@ impl ResourceMapper {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String, String), (Mapping, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
         self.cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

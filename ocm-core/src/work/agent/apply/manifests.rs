@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn sorting_is_stable_within_a_rank() {
-        let mut kinds = vec![
+        let mut kinds = [
             (0, "Foo"),
             (1, "ConfigMap"),
             (2, "Namespace"),

@@ -87,10 +87,11 @@ pub(crate) fn merge_manifest_conditions(
         let stripped = without_ordinal(&condition.resource_meta);
         if stripped != ManifestResourceMeta::default() {
             let stripped = key(&stripped);
-            if by_meta_without_ordinal.contains_key(&stripped) {
-                duplicated.push(stripped);
-            } else {
-                by_meta_without_ordinal.insert(stripped, condition);
+            match by_meta_without_ordinal.entry(stripped) {
+                std::collections::hash_map::Entry::Occupied(entry) => duplicated.push(entry.key().clone()),
+                std::collections::hash_map::Entry::Vacant(entry) => {
+                    entry.insert(condition);
+                }
             }
         }
     }
