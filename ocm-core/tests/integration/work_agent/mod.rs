@@ -24,5 +24,6 @@ mod deleteoption;
 mod executor;
 mod statusfeedback;
 mod support;
+mod unmanaged_appliedwork;
 mod updatestrategy;
 mod work;

@@ -23,14 +23,14 @@ use ocm_controlplane::TestEnv;
 use ocm_core::work::agent::{self, WorkAgentOptions};
 use serde_json::{Value, json};
 
-pub use crate::support::{eventually, eventually_within, unique};
+pub use crate::support::{eventually, unique};
 
 /// A hub and a spoke for one test, and the work agent of its cluster.
 pub struct WorkEnv {
     /// Kept alive for the test's duration.
-    pub hub: TestEnv,
+    _hub: TestEnv,
     /// Kept alive for the test's duration.
-    pub spoke: TestEnv,
+    _spoke: TestEnv,
     pub hub_client: kube::Client,
     pub spoke_client: kube::Client,
     /// The cluster name: the hub namespace of the works.
@@ -42,15 +42,13 @@ pub struct WorkEnv {
     /// The agent id of [`WorkEnv::options`].
     pub agent_id: String,
     agent: Option<tokio::task::JoinHandle<()>>,
-    extra_agents: Vec<tokio::task::JoinHandle<()>>,
+    /// More hub namespaces the test made (removed by [`WorkEnv::finish`]).
+    extra_namespaces: Vec<String>,
 }
 
 impl Drop for WorkEnv {
     fn drop(&mut self) {
         if let Some(agent) = self.agent.take() {
-            agent.abort();
-        }
-        for agent in self.extra_agents.drain(..) {
             agent.abort();
         }
     }
@@ -72,8 +70,8 @@ impl WorkEnv {
         create_namespace(&spoke_client, &namespace).await;
         let (hub_url, _) = crate::support::server_and_ca(hub.kubeconfig_path());
         Self {
-            hub,
-            spoke,
+            _hub: hub,
+            _spoke: spoke,
             hub_client,
             spoke_client,
             agent_id: format!("{cluster}-agent"),
@@ -81,7 +79,7 @@ impl WorkEnv {
             namespace,
             hub_url,
             agent: None,
-            extra_agents: Vec::new(),
+            extra_namespaces: Vec::new(),
         }
     }
 
@@ -108,10 +106,11 @@ impl WorkEnv {
         self.agent = Some(self.spawn_agent(self.hub_client.clone(), self.hub_url.clone(), options));
     }
 
-    /// Starts another agent, e.g. of a second hub, kept until the test ends.
-    pub fn start_extra_agent(&mut self, hub: kube::Client, hub_url: String, options: WorkAgentOptions) {
-        let handle = self.spawn_agent(hub, hub_url, options);
-        self.extra_agents.push(handle);
+    /// Starts the agent (replacing a running one) as if the hub had the server URL `hub_url`:
+    /// the same hub server under another URL is another hub to the agent (another hub hash).
+    pub fn start_agent_at(&mut self, hub_url: &str, options: WorkAgentOptions) {
+        self.stop_agent();
+        self.agent = Some(self.spawn_agent(self.hub_client.clone(), hub_url.to_string(), options));
     }
 
     fn spawn_agent(
@@ -125,6 +124,29 @@ impl WorkEnv {
             let result = agent::run(hub, &hub_url, spoke, options).await;
             panic!("the work agent stopped: {result:?}");
         })
+    }
+
+    /// Creates another namespace on the hub (a second cluster namespace), removed at the end.
+    pub async fn hub_namespace(&mut self, suffix: &str) -> String {
+        let name = format!("{}-{suffix}", self.cluster);
+        create_namespace(&self.hub_client, &name).await;
+        self.extra_namespaces.push(name.clone());
+        name
+    }
+
+    /// Removes work `name` from the hub at once (finalizer dropped), as if the agent never saw it go.
+    pub async fn force_delete_work(&self, name: &str) {
+        let clear = json!({"metadata": {"finalizers": null}});
+        self.works()
+            .patch(
+                &self.work_name(name),
+                &PatchParams::default(),
+                &Patch::Merge(&clear),
+            )
+            .await
+            .unwrap();
+        self.delete_work(name).await;
+        self.wait_work_gone(name).await;
     }
 
     /// Stops the agent (as a killed process would: nothing is cleaned up).
@@ -306,20 +328,7 @@ impl WorkEnv {
     /// test's agents, the hub's cluster namespace and the spoke's test namespace.
     pub async fn finish(mut self) {
         self.stop_agent();
-        for agent in self.extra_agents.drain(..) {
-            agent.abort();
-        }
         let clear = json!({"metadata": {"finalizers": null}});
-        for work in self.works().list(&ListParams::default()).await.unwrap() {
-            let _ = self
-                .works()
-                .patch(&work.name_any(), &PatchParams::default(), &Patch::Merge(&clear))
-                .await;
-            let _ = self
-                .works()
-                .delete(&work.name_any(), &DeleteParams::default())
-                .await;
-        }
         for amw in self.applied().list(&ListParams::default()).await.unwrap() {
             let ours = amw
                 .spec
@@ -338,9 +347,18 @@ impl WorkEnv {
                     .await;
             }
         }
-        let _ = Api::<Namespace>::all(self.hub_client.clone())
-            .delete(&self.cluster, &DeleteParams::default())
-            .await;
+        for namespace in std::iter::once(&self.cluster).chain(&self.extra_namespaces) {
+            let works: Api<ManifestWork> = Api::namespaced(self.hub_client.clone(), namespace);
+            for work in works.list(&ListParams::default()).await.unwrap() {
+                let _ = works
+                    .patch(&work.name_any(), &PatchParams::default(), &Patch::Merge(&clear))
+                    .await;
+                let _ = works.delete(&work.name_any(), &DeleteParams::default()).await;
+            }
+            let _ = Api::<Namespace>::all(self.hub_client.clone())
+                .delete(namespace, &DeleteParams::default())
+                .await;
+        }
         let _ = Api::<Namespace>::all(self.spoke_client.clone())
             .delete(&self.namespace, &DeleteParams::default())
             .await;
