@@ -13,7 +13,8 @@ use ocm_api::meta::Condition;
 use ocm_api::work::v1::{FeedbackValue, Manifest, ManifestCondition, ManifestConfigOption, ValueType};
 use serde_json::{Value, json};
 
-use super::support::{WorkEnv, eventually, eventually_within, manifest, manifest_conditions};
+use super::support::{WorkEnv, eventually, manifest, manifest_conditions};
+use crate::support::eventually_within;
 
 /// A Deployment manifest in the test namespace.
 pub(super) fn deployment(env: &WorkEnv, name: &str) -> Manifest {

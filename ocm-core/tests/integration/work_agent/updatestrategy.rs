@@ -274,7 +274,12 @@ async fn updatestrategy_server_side_apply_conflict() {
     env.set_manifests("w", vec![manifest(deployment(&env.namespace, Some(3)))])
         .await;
     let work = env.wait_work_condition("w", APPLIED, "False").await;
-    let condition = &manifest_conditions(&work)[0].conditions[0];
+    let condition = manifest_conditions(&work)[0]
+        .conditions
+        .iter()
+        .find(|c| c.type_ == APPLIED)
+        .cloned()
+        .unwrap();
     assert_eq!(condition.reason, "AppliedManifestFailed");
     assert!(condition.message.contains("conflict"), "{}", condition.message);
     assert_eq!(replicas(&env).await, Some(2));
@@ -617,7 +622,12 @@ async fn updatestrategy_ignore_fields_invalid_jq() {
     )
     .await;
     let work = env.wait_work_condition("w", APPLIED, "False").await;
-    let condition = &manifest_conditions(&work)[0].conditions[0];
+    let condition = manifest_conditions(&work)[0]
+        .conditions
+        .iter()
+        .find(|c| c.type_ == APPLIED)
+        .cloned()
+        .unwrap();
     assert_eq!(
         (condition.status.as_str(), condition.reason.as_str()),
         ("False", "AppliedManifestSSAIgnoreFieldError")
