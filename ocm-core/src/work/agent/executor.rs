@@ -60,7 +60,7 @@ pub enum ExecutorError {
     #[error("the executor service account is nil")]
     MissingServiceAccount,
     /// Creating a SubjectAccessReview on the managed cluster failed.
-    #[error("{source}")]
+    #[error("{}", crate::work::agent::api_message(source))]
     SubjectAccessReview {
         /// The API error.
         #[source]
@@ -68,7 +68,7 @@ pub enum ExecutorError {
     },
     /// The impersonated dry-run create of an RBAC object failed for another reason than a
     /// denial or an existing object.
-    #[error("{source}")]
+    #[error("{}", crate::work::agent::api_message(source))]
     EscalationCheck {
         /// The API error.
         #[source]

@@ -328,6 +328,15 @@ pub(crate) fn jitter(base: Duration, jitter: f64) -> Duration {
 }
 
 /// Whether an API call failed with `code`.
+/// What a condition shows of an API error: the server's message alone, as client-go's error
+/// text is (other errors as they print).
+pub(crate) fn api_message(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
 pub(crate) fn is_status(error: &kube::Error, code: u16) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == code)
 }

@@ -50,7 +50,8 @@ async fn work_single_manifest_create() {
             meta.kind.as_deref(),
             meta.resource.as_deref()
         ),
-        (0, None, Some("v1"), Some("ConfigMap"), Some("configmaps"))
+        // The core group is written as "" (upstream's field has no omitempty).
+        (0, Some(""), Some("v1"), Some("ConfigMap"), Some("configmaps"))
     );
     assert_eq!(
         (meta.namespace.as_deref(), meta.name.as_deref()),
@@ -344,8 +345,9 @@ async fn work_cluster_scoped() {
     let work = env.wait_work_condition("w", APPLIED, "True").await;
     let meta = &manifest_conditions(&work)[0].resource_meta;
     assert_eq!(
-        meta.namespace, None,
-        "cluster-scoped resources have no namespace in resourceMeta"
+        meta.namespace.as_deref(),
+        Some(""),
+        "cluster-scoped resources have an empty namespace in resourceMeta"
     );
     assert_eq!(meta.group.as_deref(), Some("rbac.authorization.k8s.io"));
     assert_eq!(meta.resource.as_deref(), Some("clusterroles"));

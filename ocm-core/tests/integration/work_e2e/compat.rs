@@ -66,6 +66,15 @@ fn work_of(path: &Path, namespace: &str) -> Value {
     work
 }
 
+/// A TCP port free on loopback right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Which agent applies the works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Agent {
@@ -134,8 +143,9 @@ impl Setup {
                     .arg("--namespace")
                     .arg("default")
                     .arg("--disable-leader-election")
+                    // Upstream's serving set-up fails on port 0: pick a free port.
                     .arg("--listen")
-                    .arg("127.0.0.1:0")
+                    .arg(format!("127.0.0.1:{}", free_port()))
                     .arg(format!("--status-sync-interval={}s", STATUS_SYNC.as_secs()))
                     .stdout(Stdio::null())
                     .stderr(log)
@@ -155,7 +165,14 @@ impl Setup {
         let name = work["metadata"]["name"].as_str().unwrap().to_string();
         let typed: ManifestWork = serde_json::from_value(work.clone()).unwrap();
         works.create(&PostParams::default(), &typed).await.unwrap();
-        let settled = settle(&works, &name, agent).await;
+        let Some(settled) = settle(&works, &name).await else {
+            let log = std::fs::read_to_string(self.dir.path().join("upstream-work.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            panic!(
+                "{name} did not settle with {agent:?} in {SETTLE_SECS}s; upstream's log ends:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        };
         let applied = Api::<AppliedManifestWork>::all(self.spoke_client.clone())
             .list(&ListParams::default())
             .await
@@ -177,8 +194,9 @@ impl Setup {
     }
 }
 
-/// The work's normalized status once it has conditions and stayed the same for 3 s.
-async fn settle(works: &Api<ManifestWork>, name: &str, agent: Agent) -> Value {
+/// The work's normalized status once it has conditions and stayed the same for 3 s; `None`
+/// when that did not happen in time.
+async fn settle(works: &Api<ManifestWork>, name: &str) -> Option<Value> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(SETTLE_SECS);
     let (mut last, mut since) = (Value::Null, tokio::time::Instant::now());
     loop {
@@ -188,13 +206,13 @@ async fn settle(works: &Api<ManifestWork>, name: &str, agent: Agent) -> Value {
             if status != last {
                 (last, since) = (status, tokio::time::Instant::now());
             } else if has_conditions && since.elapsed() >= Duration::from_secs(3) {
-                return last;
+                return Some(last);
             }
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{name} did not settle with {agent:?} in {SETTLE_SECS}s; last status: {last}"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            eprintln!("{name}: last status {last}");
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

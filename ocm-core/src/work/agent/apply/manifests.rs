@@ -30,8 +30,24 @@ pub(crate) struct Parsed {
     pub(crate) mapping: Result<Mapping, ManifestError>,
 }
 
-fn empty(value: &str) -> Option<String> {
-    Some(value.to_string()).filter(|v| !v.is_empty())
+/// A resource-meta field: present even when empty, as upstream's Go struct (no `omitempty`)
+/// writes it — `"group": ""` for the core group, `"namespace": ""` for cluster-scoped kinds.
+fn field(value: &str) -> Option<String> {
+    Some(value.to_string())
+}
+
+/// The resource meta of a manifest that could not be parsed: the ordinal, every other field
+/// empty.
+fn unparsed_meta(ordinal: i32) -> ManifestResourceMeta {
+    ManifestResourceMeta {
+        ordinal,
+        group: field(""),
+        version: field(""),
+        kind: field(""),
+        resource: field(""),
+        name: field(""),
+        namespace: field(""),
+    }
 }
 
 /// Parses the manifests and sorts them into apply order (stable: spec order within a rank).
@@ -50,10 +66,7 @@ pub(crate) async fn parse(manifests: &[Manifest], mapper: &ResourceMapper) -> Ve
         ) else {
             parsed.push(Parsed {
                 index,
-                meta: ManifestResourceMeta {
-                    ordinal,
-                    ..ManifestResourceMeta::default()
-                },
+                meta: unparsed_meta(ordinal),
                 mapping: Err(ManifestError::MissingKind(
                     Value::Object(object.clone()).to_string(),
                 )),
@@ -63,21 +76,21 @@ pub(crate) async fn parse(manifests: &[Manifest], mapper: &ResourceMapper) -> Ve
         };
         let mut meta = ManifestResourceMeta {
             ordinal,
-            group: empty(group),
-            version: empty(version),
-            kind: empty(kind),
-            name: manifest.name().and_then(empty),
-            namespace: manifest.namespace().and_then(empty),
-            resource: None,
+            group: field(group),
+            version: field(version),
+            kind: field(kind),
+            name: field(manifest.name().unwrap_or_default()),
+            namespace: field(manifest.namespace().unwrap_or_default()),
+            resource: field(""),
         };
         let mapping = mapper
             .map(group, version, kind)
             .await
             .map_err(ManifestError::from);
         if let Ok(mapping) = &mapping {
-            meta.resource = empty(&mapping.resource);
+            meta.resource = field(&mapping.resource);
             if !mapping.namespaced {
-                meta.namespace = None;
+                meta.namespace = field("");
             }
         }
         parsed.push(Parsed {

@@ -24,16 +24,16 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::ignore_fields::{self, IgnoreFieldError};
-use crate::work::agent::{FIELD_MANAGER, is_status};
+use crate::work::agent::{FIELD_MANAGER, api_message, is_status};
 
 /// Why applying one manifest failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StrategyError {
     /// The API server refused a read or write (its message is what the condition shows).
-    #[error("{0}")]
+    #[error("{}", api_message(.0))]
     Api(#[source] kube::Error),
     /// Server-side apply met a field owned by another manager.
-    #[error("{0}")]
+    #[error("{}", api_message(.0))]
     ServerSideApplyConflict(#[source] kube::Error),
     /// ignoreFields could not be processed.
     #[error(transparent)]

@@ -164,7 +164,10 @@ impl ObjectReader {
                 available(
                     Status::Unknown,
                     reasons::FETCHING_RESOURCE_FAILED,
-                    &format!("Failed to fetch resource: {e}"),
+                    &format!(
+                        "Failed to fetch resource: {}",
+                        crate::work::agent::api_message(&e)
+                    ),
                     now,
                 ),
             ),
