@@ -9,4 +9,5 @@ mod registration_e2e;
 mod registration_hub;
 mod registration_sets;
 mod support;
+mod work_agent;
 mod work_hub;
