@@ -15,6 +15,16 @@ fn seconds(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{s:?} is not a number of seconds"))
 }
 
+/// The milestone that ends the apply phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Until {
+    /// Every ConfigMap exists on the spoke and every work is `Applied` (the apply path alone).
+    Applied,
+    /// Also every work `Available` (the status controller's condition).
+    Available,
+}
+
 /// The command line.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -32,6 +42,9 @@ pub struct Options {
     /// Bytes of payload in each ConfigMap's data.
     #[arg(long, default_value_t = 256)]
     pub configmap_bytes: usize,
+    /// What ends the apply phase: every work Applied, or Applied and Available.
+    #[arg(long, value_enum, default_value_t = Until::Available)]
+    pub until: Until,
     /// ManifestWorks the harness creates at a time.
     #[arg(long, default_value_t = 16)]
     pub create_concurrency: usize,
@@ -84,7 +97,7 @@ mod tests {
     fn defaults_and_flags_parse() {
         let o = Options::try_parse_from(["work-load"]).unwrap();
         assert_eq!((o.works, o.manifests_per_work, o.configmap_bytes), (100, 10, 256));
-        assert_eq!(o.output, Output::Text);
+        assert_eq!((o.output, o.until), (Output::Text, Until::Available));
         assert!(o.work_agent_cmd.is_none() && o.agent_hub_kubeconfig.is_none());
         let o = Options::try_parse_from([
             "work-load",
@@ -96,13 +109,15 @@ mod tests {
             "90.5",
             "--output",
             "json",
+            "--until",
+            "applied",
             "--work-agent-cmd",
             "work agent --spoke-cluster-name {cluster}",
         ])
         .unwrap();
         assert_eq!((o.works, o.manifests_per_work), (1000, 1));
         assert_eq!(o.timeout, Duration::from_millis(90_500));
-        assert_eq!(o.output, Output::Json);
+        assert_eq!((o.output, o.until), (Output::Json, Until::Applied));
         assert_eq!(
             o.work_agent_cmd.as_deref(),
             Some("work agent --spoke-cluster-name {cluster}")

@@ -15,6 +15,7 @@ use ocm_api::work::v1::ManifestWork;
 use tokio::time::Instant;
 
 use super::WorkError;
+use super::options::Until;
 use super::works::{CLUSTER, CreatedAt, LABEL, SPOKE_NAMESPACE, Shape};
 
 /// What the watches saw, as durations since the first work was created.
@@ -33,11 +34,12 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Whether `shape` is done: every ConfigMap exists and every work is Applied and Available.
-    pub fn done(&self, shape: &Shape) -> bool {
+    /// Whether `shape` is done: every ConfigMap exists and every work is Applied (and
+    /// Available, `until` says).
+    pub fn done(&self, shape: &Shape, until: Until) -> bool {
         self.configmaps.len() >= shape.manifests()
             && self.applied.len() >= shape.works
-            && self.available.len() >= shape.works
+            && (until == Until::Applied || self.available.len() >= shape.works)
     }
 
     /// Notes the milestones `work` shows for the first time.
@@ -77,12 +79,13 @@ impl Progress {
     }
 }
 
-/// Watches the hub's works and the spoke's ConfigMaps until `shape` is done or `timeout` after
-/// `start` has passed.
+/// Watches the hub's works and the spoke's ConfigMaps until `shape` is done (`until`) or
+/// `timeout` after `start` has passed.
 pub async fn wait_done(
     hub: kube::Client,
     spoke: kube::Client,
     shape: Shape,
+    until: Until,
     created: CreatedAt,
     start: Instant,
     timeout: Duration,
@@ -104,7 +107,7 @@ pub async fn wait_done(
     );
     let mut progress = Progress::default();
     let deadline = start + timeout;
-    while !progress.done(&shape) {
+    while !progress.done(&shape, until) {
         tokio::select! {
             () = tokio::time::sleep_until(deadline) => {
                 return Err(WorkError::Timeout {
@@ -179,15 +182,16 @@ mod tests {
         assert_eq!((p.applied.len(), p.applied_latency.len()), (1, 1));
         p.note_configmap("a".into(), start);
         p.note_configmap("a".into(), start);
-        assert!(!p.done(&shape));
+        assert!(!p.done(&shape, Until::Applied));
         p.note_configmap("b".into(), start);
-        assert!(!p.done(&shape), "not Available yet");
+        assert!(p.done(&shape, Until::Applied));
+        assert!(!p.done(&shape, Until::Available), "not Available yet");
         p.note_work(
             &work("w", &[manifest_work::APPLIED, manifest_work::AVAILABLE]),
             start,
             &created,
         );
-        assert!(p.done(&shape));
+        assert!(p.done(&shape, Until::Available));
         assert_eq!(p.available_latency.len(), 1);
         assert!(Progress::last(&p.configmaps) >= p.configmaps["a"]);
     }

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::WorkError;
+use super::options::Until;
 use crate::audit::RequestTally;
 use crate::join::memory::ProcessMemory;
 use crate::join::report::Spread;
@@ -85,15 +86,21 @@ pub struct Report {
     pub all_manifests_s: f64,
     /// Seconds from the first create until every work was Applied.
     pub all_applied_s: f64,
-    /// Seconds from the first create until every work was Applied and Available (the end).
-    pub all_available_s: f64,
+    /// What ended the apply phase.
+    pub until: Until,
+    /// Seconds from the first create to the end of the apply phase.
+    pub apply_s: f64,
+    /// Works Available at the end of the apply phase.
+    pub available: usize,
+    /// Seconds from the first create until every work was Available, if they all were.
+    pub all_available_s: Option<f64>,
     /// ConfigMaps on the spoke per second, over `all_manifests_s`.
     pub manifests_per_s: f64,
     /// Per work, its create → Applied.
     pub applied_latency: Spread,
     /// Per work, its create → Available.
     pub available_latency: Spread,
-    /// Requests from the first create until every work was Available.
+    /// Requests from the first create to the end of the apply phase.
     pub apply_requests: PhaseRequests,
     /// The settle period, seconds.
     pub settle_s: f64,
@@ -133,13 +140,19 @@ impl Report {
         out += &format!(
             "agent watching after {:.1} s; works created in {:.2} s\n\
              all ConfigMaps on the spoke after {:.2} s: {} manifests/s\n\
-             all works Applied after {:.2} s, Applied and Available after {:.2} s\n\n",
+             all works Applied after {:.2} s; {}\n\n",
             self.agent_ready_s,
             self.create_s,
             self.all_manifests_s,
             rate(self.manifests_per_s),
             self.all_applied_s,
-            self.all_available_s,
+            match self.all_available_s {
+                Some(s) => format!("all Available after {s:.2} s"),
+                None => format!(
+                    "{} of {} Available when the apply phase ended (--until applied) after {:.2} s",
+                    self.available, self.works, self.apply_s
+                ),
+            },
         );
         let mut t = Table::new(&[
             ("per work, since its create", Align::Left),
@@ -173,7 +186,7 @@ impl Report {
         ]);
         let settle = format!("settle ({:.0} s idle)", self.settle_s);
         for (name, phase) in [
-            ("apply (first create → all Available)", &self.apply_requests),
+            ("apply (first create → done)", &self.apply_requests),
             (settle.as_str(), &self.settle_requests),
         ] {
             let hub = phase.hub.of(Requester::Agent);
@@ -286,7 +299,10 @@ mod tests {
             create_s: 0.1,
             all_manifests_s: 4.0,
             all_applied_s: 4.5,
-            all_available_s: 5.0,
+            until: Until::Available,
+            apply_s: 5.0,
+            available: 2,
+            all_available_s: Some(5.0),
             manifests_per_s: 5.0,
             applied_latency: Spread::default(),
             available_latency: Spread::default(),
@@ -312,6 +328,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("manifests/s"), "{text}");
+        assert!(text.contains("all Available after 5.00 s"), "{text}");
         assert!(text.contains("manifestworks/status"), "{text}");
         assert!(
             !text.lines().any(|l| l.starts_with("create")),

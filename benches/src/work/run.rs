@@ -168,6 +168,7 @@ async fn run_in(
         hub.client.clone(),
         spoke.client.clone(),
         shape,
+        options.until,
         created.clone(),
         start,
         options.timeout,
@@ -187,7 +188,7 @@ async fn run_in(
             }
         }
     };
-    let all_available = start.elapsed();
+    let apply_end = start.elapsed();
     let done = rss::read(Some(pid))?;
     let cpu_done = cpu::read(pid);
     let apply_cpu = cpu_since(pid, cpu_before);
@@ -213,7 +214,11 @@ async fn run_in(
         create_s: secs(create),
         all_manifests_s: secs(all_manifests),
         all_applied_s: secs(Progress::last(&progress.applied)),
-        all_available_s: secs(all_available),
+        until: options.until,
+        apply_s: secs(apply_end),
+        available: progress.available.len(),
+        all_available_s: (progress.available.len() >= shape.works)
+            .then(|| secs(Progress::last(&progress.available))),
         manifests_per_s: shape.manifests() as f64 / secs(all_manifests).max(f64::EPSILON),
         applied_latency: Spread::of(progress.applied_latency.clone()),
         available_latency: Spread::of(progress.available_latency.clone()),
