@@ -16,5 +16,7 @@
     reason = "test helpers"
 )]
 
+mod deleteoption;
 mod support;
+mod updatestrategy;
 mod work;

@@ -285,9 +285,7 @@ fn remove_jq(input: &Value, expression: &str) -> Result<Value, String> {
         path: (),
     };
     let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
-    let funs = jaq_core::funs()
-        .chain(jaq_std::base_funs())
-        .chain(jaq_json::funs());
+    let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
     let loader = Loader::new(defs);
     let arena = Arena::default();
     let modules = loader.load(&arena, program).map_err(|errors| {
