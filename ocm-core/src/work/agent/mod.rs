@@ -9,6 +9,8 @@
 //! | `applied` | the AppliedManifestWork: ensuring it, and deleting what a work no longer holds (§3.2, §3.8) |
 //! | `finalize` | the work finalizer, deleting a ManifestWork and finalizing its AppliedManifestWork (§3.2, §3.6) |
 //! | `eviction` | evicting AppliedManifestWorks whose ManifestWork is gone (§3.10) |
+//! | [`executor`] | the executor's permission checks before applying a manifest (§3.9) |
+//! | [`status`] | the status controller: Available, status feedback, condition rules (§3.5) |
 //! | `patch` | merge patches with optimistic concurrency for status, spec and finalizers (§0.4) |
 //!
 //! [`run`] starts every controller over one shared ManifestWork store (the cluster namespace on
@@ -18,9 +20,11 @@
 mod applied;
 mod apply;
 mod eviction;
+pub mod executor;
 mod finalize;
 pub mod mapper;
 mod patch;
+pub mod status;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -133,6 +137,8 @@ pub(crate) struct Context {
     pub(crate) applied: Store<AppliedManifestWork>,
     pub(crate) mapper: mapper::ResourceMapper,
     pub(crate) metrics: ControllerMetrics,
+    /// The executor permission checks of the apply path (§3.9).
+    pub(crate) executor: executor::ExecutorValidator,
 }
 
 impl std::fmt::Debug for Context {
@@ -231,6 +237,7 @@ pub async fn run_with_metrics(
         works: works_writer,
         applied: applied_writer,
     };
+    let options_caches = options.executor_validating_caches;
     let ctx = Arc::new(Context {
         mapper: mapper::ResourceMapper::new(spoke.clone()),
         cluster: options.cluster_name.clone(),
@@ -242,6 +249,7 @@ pub async fn run_with_metrics(
         works,
         applied,
         metrics,
+        executor: executor::ExecutorValidator::new(spoke.clone(), options_caches),
     });
     tracing::info!(cluster = %ctx.cluster, hub_hash = %ctx.hub_hash, agent_id = %ctx.agent_id, "starting the work agent");
     let mut controllers: Vec<ControllerFuture> = vec![
@@ -265,6 +273,20 @@ pub async fn run_with_metrics(
             informers.works("unmanaged-appliedmanifestwork")?,
         )),
     ];
+    controllers.push(Box::pin(status::controller::run(
+        ctx.clone(),
+        informers.works("status")?,
+    )));
+    if ctx.options.executor_validating_caches {
+        let executor = ctx.executor.clone();
+        controllers.push(Box::pin(async move {
+            executor.run_cache_invalidation().await.map_err(|error| {
+                tracing::warn!(%error, "the executor cache invalidation stopped");
+                WorkAgentError::ControllerStopped("executor-cache")
+            })?;
+            Err(WorkAgentError::ControllerStopped("executor-cache"))
+        }));
+    }
     // The shared watches feed every controller above; they start last, once all subscribed.
     let Informers { works, applied } = informers;
     let works_api: Api<ManifestWork> = Api::namespaced(hub, &ctx.cluster);

@@ -7,6 +7,9 @@
 //! | `work` | `work:` — create, update, delete, several manifests, CRD + CR, cluster-scoped, conditions, labels |
 //! | `deleteoption` | `deleteoption:` — shared resources, Orphan, SelectivelyOrphan |
 //! | `updatestrategy` | `updatestrategy:` — CreateOnly, ReadOnly, ServerSideApply and ignoreFields |
+//! | `statusfeedback` | `statusfeedback:` — well-known statuses, JSONPaths, raw JSON, wildcards, Watch |
+//! | `conditionrules` | `conditionrules:` — well-known and CEL condition rules, aggregation, first match |
+//! | `executor` | `executor:` — permission checks of the executor ServiceAccount, escalation, caches |
 //! | `unmanaged_appliedwork` | `unmanaged_appliedwork:` — eviction of AppliedManifestWorks whose work is gone |
 
 #![allow(
@@ -16,7 +19,10 @@
     reason = "test helpers"
 )]
 
+mod conditionrules;
 mod deleteoption;
+mod executor;
+mod statusfeedback;
 mod support;
 mod updatestrategy;
 mod work;

@@ -48,6 +48,7 @@ use ocm_api::work::v1::{
 use self::manifests::{ManifestError, Parsed};
 use self::status::Outcome;
 use self::strategy::{ResourceCache, StrategyError};
+use super::executor::{ExecutorError, ExecutorTarget, NOT_ALLOWED_REQUEUE};
 use super::{Backoff, Context, WorkAgentError, applied, is_status, log_failure, patch};
 
 const CONTROLLER: &str = "manifestwork";
@@ -108,6 +109,9 @@ enum ManifestFailure {
     Manifest(#[from] ManifestError),
     #[error(transparent)]
     Strategy(#[from] StrategyError),
+    /// The work's executor may not apply the manifest, or checking it failed (§3.9).
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
 }
 
 impl ManifestFailure {
@@ -127,7 +131,13 @@ impl ManifestFailure {
     /// Whether the work is retried with backoff for it (server-side apply conflicts are not:
     /// a retry cannot resolve them).
     fn retried(&self) -> bool {
-        !matches!(self, Self::Strategy(StrategyError::ServerSideApplyConflict(_)))
+        !matches!(self, Self::Strategy(StrategyError::ServerSideApplyConflict(_))) && !self.not_allowed()
+    }
+
+    /// Whether the executor may not apply the manifest: tried again after
+    /// [`NOT_ALLOWED_REQUEUE`] instead of with backoff.
+    fn not_allowed(&self) -> bool {
+        matches!(self, Self::Executor(error) if error.is_not_allowed())
     }
 }
 
@@ -261,6 +271,12 @@ async fn reconcile(work: &ManifestWork, state: &State) -> Result<Action, ApplyEr
 
     // Record what the work applied, and delete what it no longer holds.
     let mut requeue = super::jitter(ctx.options.apply_resync, ctx.options.apply_resync_jitter);
+    if results
+        .iter()
+        .any(|r| r.result.as_ref().err().is_some_and(ManifestFailure::not_allowed))
+    {
+        requeue = requeue.min(NOT_ALLOWED_REQUEUE);
+    }
     let mut amw_error = None;
     let old_applied = amw.status.clone().unwrap_or_default();
     let mut new_applied = old_applied.clone();
@@ -478,6 +494,27 @@ async fn apply_one(
         meta.name.as_deref().unwrap_or_default(),
         work.spec.delete_option.as_ref(),
     );
+    // The executor's permissions (§3.9), before anything is written.
+    let manifest_object = serde_json::Value::Object(item.object.clone());
+    let target = ExecutorTarget {
+        group: &mapping.group,
+        version: &mapping.version,
+        resource: &mapping.resource,
+        namespace: meta.namespace.as_deref().unwrap_or_default(),
+        name: meta.name.as_deref().unwrap_or_default(),
+        object: &manifest_object,
+    };
+    if let Err(error) = state
+        .ctx
+        .executor
+        .check(work.spec.executor.as_ref(), &target, owned)
+        .await
+    {
+        return ApplyResult {
+            meta,
+            result: Err(ManifestFailure::Executor(error)),
+        };
+    }
     let owner = required_owner(owned, owner);
     let configs = work.spec.manifest_configs.as_deref().unwrap_or_default();
     let option = config::find(&meta, configs);
