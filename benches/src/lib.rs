@@ -8,6 +8,10 @@
 //! |---|---|
 //! | [`load`] | the API server load harness of the `apiserver-load` binary |
 //! | [`join`] | the cluster-join harness of the `join-load` binary |
+//! | [`work`] | the work-distribution harness of the `work-load` binary |
+//! | [`audit`] | tallying a control plane's audit log (shared by `join` and `work`) |
 
+pub mod audit;
 pub mod join;
 pub mod load;
+pub mod work;

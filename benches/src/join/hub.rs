@@ -50,7 +50,20 @@ impl Hub {
         in_process: bool,
         server_runtime: &tokio::runtime::Handle,
     ) -> Result<Self, JoinError> {
-        let audit_log = dir.join("hub-audit.log");
+        Self::start_named("hub", dir, binary, in_process, server_runtime).await
+    }
+
+    /// [`Self::start`] for a control plane called `name` (its audit log is `<name>-audit.log`
+    /// and an in-process server's kubeconfig `<name>-admin.kubeconfig` in `dir`), so that one
+    /// harness can run several (a hub and a spoke).
+    pub async fn start_named(
+        name: &str,
+        dir: &Path,
+        binary: Option<&Path>,
+        in_process: bool,
+        server_runtime: &tokio::runtime::Handle,
+    ) -> Result<Self, JoinError> {
+        let audit_log = dir.join(format!("{name}-audit.log"));
         let binary = if in_process {
             None
         } else {
@@ -70,7 +83,7 @@ impl Hub {
                     .await
                     .map_err(|e| LoadError::StartServer(e.to_string()))?
                     .map_err(|e| LoadError::StartServer(e.to_string()))?;
-                let path = dir.join("hub-admin.kubeconfig");
+                let path = dir.join(format!("{name}-admin.kubeconfig"));
                 std::fs::write(&path, handle.admin_kubeconfig()).map_err(|source| JoinError::File {
                     what: "writing",
                     path: path.display().to_string(),
@@ -133,9 +146,23 @@ impl Hub {
 
     /// Installs the OCM CRDs and waits until they are Established.
     pub async fn install_crds(&self) -> Result<(), JoinError> {
+        self.install_crds_where(|_| true).await
+    }
+
+    /// Installs the OCM CRDs upstream installs on `target` (the hub's or a managed cluster's) and
+    /// waits until they are Established.
+    pub async fn install_crds_for(&self, target: ocm_api::crd::InstallTarget) -> Result<(), JoinError> {
+        self.install_crds_where(|t| t == target).await
+    }
+
+    async fn install_crds_where(
+        &self,
+        wanted: impl Fn(ocm_api::crd::InstallTarget) -> bool,
+    ) -> Result<(), JoinError> {
         let crds = ocm_api::crd::all()
             .map_err(|e| JoinError::PrepareHub(format!("generating CRDs: {e}")))?
             .into_iter()
+            .filter(|generated| wanted(generated.target))
             .map(|generated| generated.crd)
             .collect();
         ocm_core::crds::install(&self.client, crds, CRD_TIMEOUT)

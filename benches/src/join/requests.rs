@@ -1,14 +1,15 @@
-//! The hub's API requests, from its audit log (`--audit-log-path`: one JSON line per request with
-//! the user, verb, resource and response code), tallied by client, verb and resource.
+//! The hub's API requests, from its audit log ([`crate::audit`]), tallied by client (bootstrapping
+//! agent, agent, hub controllers), verb and resource.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::JoinError;
 use super::hub::BOOTSTRAP_USER;
+use crate::audit;
+
+pub use crate::audit::log_length;
 
 /// Who sent a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -47,108 +48,26 @@ impl Client {
     }
 }
 
-/// The fields of an audit line the tally needs.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct AuditLine {
-    user: String,
-    verb: String,
-    resource: String,
-    subresource: String,
-    code: u16,
-}
-
 /// Requests of one (verb, resource) by client.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Row {
-    /// The authorizer's verb (`get`, `list`, `watch`, `create`, `update`, `patch`, ...).
-    pub verb: String,
-    /// `resource` or `resource/subresource` (empty for non-resource paths).
-    pub resource: String,
-    /// Requests by client.
-    pub by_client: BTreeMap<Client, u64>,
-    /// All of them.
-    pub total: u64,
-}
+pub type Row = audit::Row<Client>;
 
 /// The tally of a part of the audit log.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Requests {
-    /// Every request.
-    pub total: u64,
-    /// Requests by client.
-    pub by_client: BTreeMap<Client, u64>,
-    /// Requests answered with a 4xx or 5xx code, by client.
-    pub failed_by_client: BTreeMap<Client, u64>,
-    /// By verb and resource, most requests first.
-    pub rows: Vec<Row>,
-    /// Lines that were not audit JSON.
-    pub unreadable_lines: u64,
-}
+pub type Requests = audit::RequestTally<Client>;
 
-impl Requests {
+impl audit::RequestTally<Client> {
     /// Tallies audit `lines`.
     pub fn tally<'a>(lines: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut out = Requests::default();
-        let mut rows: BTreeMap<(String, String), Row> = BTreeMap::new();
-        for line in lines {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let Ok(entry) = serde_json::from_str::<AuditLine>(line) else {
-                out.unreadable_lines += 1;
-                continue;
-            };
-            let client = Client::of(&entry.user);
-            let resource = if entry.subresource.is_empty() {
-                entry.resource
-            } else {
-                format!("{}/{}", entry.resource, entry.subresource)
-            };
-            out.total += 1;
-            *out.by_client.entry(client).or_default() += 1;
-            if entry.code >= 400 {
-                *out.failed_by_client.entry(client).or_default() += 1;
-            }
-            let row = rows
-                .entry((entry.verb.clone(), resource.clone()))
-                .or_insert_with(|| Row {
-                    verb: entry.verb,
-                    resource,
-                    ..Row::default()
-                });
-            row.total += 1;
-            *row.by_client.entry(client).or_default() += 1;
-        }
-        out.rows = rows.into_values().collect();
-        out.rows.sort_by(|a, b| {
-            b.total
-                .cmp(&a.total)
-                .then_with(|| (&a.verb, &a.resource).cmp(&(&b.verb, &b.resource)))
-        });
-        out
+        Self::tally_by(lines, Client::of)
     }
 
     /// Tallies the lines of the audit log at `path` from byte `offset` on.
     pub fn read(path: &Path, offset: u64) -> Result<Self, JoinError> {
-        let file_error = |source| JoinError::File {
+        Self::read_by(path, offset, Client::of).map_err(|source| JoinError::File {
             what: "reading the audit log",
             path: path.display().to_string(),
             source,
-        };
-        let mut file = std::fs::File::open(path).map_err(file_error)?;
-        file.seek(SeekFrom::Start(offset)).map_err(file_error)?;
-        let lines: Vec<String> = std::io::BufReader::new(file)
-            .lines()
-            .collect::<Result<_, _>>()
-            .map_err(file_error)?;
-        Ok(Self::tally(lines.iter().map(String::as_str)))
+        })
     }
-}
-
-/// The audit log's length now (where the next phase's lines start); 0 when it does not exist yet.
-pub fn log_length(path: &Path) -> u64 {
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
 #[cfg(test)]
