@@ -121,6 +121,9 @@ impl Setup {
                 let (server, _) = server_and_ca(self.hub.kubeconfig_path());
                 let mut options = WorkAgentOptions::new(self.cluster.clone());
                 options.status_sync_interval = STATUS_SYNC;
+                // The test's own agent id (both agents use it): agents sharing a real hub under
+                // the default id would evict each other's AppliedManifestWorks.
+                options.agent_id = Some(self.cluster.clone());
                 let (hub, spoke) = (self.hub_client.clone(), self.spoke_client.clone());
                 Running::Ours(tokio::spawn(async move {
                     if let Err(error) = agent::run(hub, &server, spoke, options).await {
@@ -139,6 +142,8 @@ impl Setup {
                     .arg("--workload-source-config")
                     .arg(self.hub.kubeconfig_path())
                     .arg("--spoke-cluster-name")
+                    .arg(&self.cluster)
+                    .arg("--agent-id")
                     .arg(&self.cluster)
                     .arg("--namespace")
                     .arg("default")

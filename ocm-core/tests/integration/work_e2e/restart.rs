@@ -22,6 +22,10 @@ fn start_agent(clusters: &Clusters) -> tokio::task::JoinHandle<()> {
     let (server, _) = server_and_ca(clusters.hub.kubeconfig_path());
     let mut options = WorkAgentOptions::new(clusters.cluster.clone());
     options.status_sync_interval = Duration::from_secs(1);
+    // An agent id of the test's own: agents sharing a real hub under the default id (the hub
+    // hash) would each evict the others' AppliedManifestWorks, whose works are not in their
+    // namespaces.
+    options.agent_id = Some(clusters.cluster.clone());
     let (hub, spoke) = (clusters.hub_client.clone(), clusters.spoke_client.clone());
     tokio::spawn(async move {
         if let Err(error) = agent::run(hub, &server, spoke, options).await {
