@@ -7,6 +7,7 @@
 //! | [`mapper`] | kind → resource and scope, by discovery on the managed cluster |
 //! | `apply` | the ManifestWork controller: apply order, update strategies, owner references, conditions, resourceStatus (§3.3, §3.4, §3.7) |
 //! | `applied` | the AppliedManifestWork: ensuring it, and deleting what a work no longer holds (§3.2, §3.8) |
+//! | `manifest_config` | which `manifestConfigs` entry applies to a manifest (update strategy, feedback and condition rules) |
 //! | `finalize` | the work finalizer, deleting a ManifestWork and finalizing its AppliedManifestWork (§3.2, §3.6) |
 //! | `eviction` | evicting AppliedManifestWorks whose ManifestWork is gone (§3.10) |
 //! | [`executor`] | the executor's permission checks before applying a manifest (§3.9) |
@@ -22,6 +23,7 @@ mod apply;
 mod eviction;
 pub mod executor;
 mod finalize;
+mod manifest_config;
 pub mod mapper;
 mod patch;
 pub mod status;

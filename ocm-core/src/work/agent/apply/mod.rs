@@ -517,7 +517,7 @@ async fn apply_one(
     }
     let owner = required_owner(owned, owner);
     let configs = work.spec.manifest_configs.as_deref().unwrap_or_default();
-    let option = config::find(&meta, configs);
+    let option = super::manifest_config::find_manifest_config(&meta, configs);
     let api = resource_api(&state.ctx, item, mapping);
     let name = meta.name.clone().unwrap_or_default();
     let object = item.object.clone();

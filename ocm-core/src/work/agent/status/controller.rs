@@ -25,10 +25,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::aggregate::aggregate_manifest_conditions;
-use super::config::find_manifest_config;
 use super::feedback::FeedbackReader;
 use super::reader::ObjectReader;
 use super::rules::{evaluate_rules, prune_rule_conditions};
+use crate::work::agent::manifest_config::find_manifest_config;
 use crate::work::agent::{Backoff, Context, WorkAgentError, is_status, jitter, log_failure, now, patch};
 
 const CONTROLLER: &str = "AvailableStatusController";

@@ -10,13 +10,11 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`jsonpath`] | kube's JSONPath templates (`{.status.conditions[?(@.type=="Ready")].status}`) |
-//! | [`config`] | which `manifestConfigs` entry applies to a manifest |
 //! | [`feedback`] | feedback values (well-known and JSONPaths) and `StatusFeedbackSynced` |
 //! | [`rules`] | condition rules (well-known and CEL) and pruning of stale rule conditions |
 //! | [`aggregate`] | the work-level `Available` and `ConditionRulesAggregated` conditions |
 
 pub mod aggregate;
-pub mod config;
 pub mod controller;
 pub mod feedback;
 pub mod jsonpath;

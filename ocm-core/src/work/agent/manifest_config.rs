@@ -1,4 +1,6 @@
-//! Choosing the `manifestConfigs` entry settings of one manifest, as upstream does: entries
+//! Choosing the `manifestConfigs` entry settings of one manifest (ocm-core.md §3.4; upstream
+//! `FindManifestConfiguration`), for the apply path (update strategy) and the status controller
+//! (feedback and condition rules), as upstream does: entries
 //! match by exact group and resource and by namespace and name with `*` wildcards; of the
 //! matching entries the first non-empty `conditionRules`, the first non-empty `feedbackRules`
 //! and the first `updateStrategy` win, while `feedbackScrapeType` comes from the last match.
@@ -79,7 +81,9 @@ pub fn find_manifest_config(
 
 #[cfg(test)]
 mod tests {
-    use ocm_api::work::v1::{FeedbackRule, FeedbackScrapeType, FeedbackType, UpdateStrategy};
+    use ocm_api::work::v1::{
+        FeedbackRule, FeedbackScrapeType, FeedbackType, UpdateStrategy, UpdateStrategyType,
+    };
 
     use super::*;
 
@@ -170,5 +174,28 @@ mod tests {
         other_group[0].update_strategy = Some(UpdateStrategy::default());
         other_group[0].resource_identifier.group = None;
         assert!(find_manifest_config(&meta("deploy1"), &other_group).is_none());
+    }
+
+    #[test]
+    fn first_matching_strategy_wins() {
+        let strategy = |name: &str, t: Option<UpdateStrategyType>| ManifestConfigOption {
+            update_strategy: t.map(|t| UpdateStrategy {
+                type_: Some(t),
+                server_side_apply: None,
+            }),
+            ..config(name, None, None)
+        };
+        let configs = vec![
+            strategy("other", Some(UpdateStrategyType::ReadOnly)),
+            strategy("deploy*", Some(UpdateStrategyType::CreateOnly)),
+            strategy("deploy1", Some(UpdateStrategyType::ServerSideApply)),
+        ];
+        let found = find_manifest_config(&meta("deploy1"), &configs).unwrap();
+        assert_eq!(
+            found.update_strategy.unwrap().type_,
+            Some(UpdateStrategyType::CreateOnly)
+        );
+        assert!(find_manifest_config(&meta("x"), &configs).is_none());
+        assert!(find_manifest_config(&meta("deploy1"), &[strategy("deploy1", None)]).is_none());
     }
 }
