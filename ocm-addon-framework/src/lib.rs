@@ -1,8 +1,17 @@
 //! The Open Cluster Management add-on framework for Rust.
 //!
-//! This crate will hold the `AgentAddon` trait that add-on authors implement, the `AddonManager`
-//! that runs the hub-side add-on controllers (registration, agent deployment, CSR approval and
-//! signing, health checks, configuration), and the agent-side helpers (the lease updater and the
-//! hub kubeconfig handling) that an add-on agent uses on a managed cluster.
+//! Add-on authors implement [`agent::AgentAddon`] — the objects to deploy on a managed cluster
+//! for each ManagedClusterAddOn, and [`agent::AgentAddonOptions`] saying how to register,
+//! deploy and health-check them — and hand it to the `AddonManager`, which runs the hub-side
+//! add-on controllers (registration, agent deployment, CSR approval and signing, health checks,
+//! configuration spec hashes). Agent-side helpers (the lease updater, the hub kubeconfig) are
+//! for the add-on's agent on the managed cluster.
 //!
-//! See `docs/architecture.md` for how it fits between `ocm-api` and `ocm-core`.
+//! See `docs/addons.md` for a walk-through and `docs/architecture.md` for how the crate fits
+//! between `ocm-api` and `ocm-core`.
+
+pub mod agent;
+pub mod manager;
+
+pub use agent::{AgentAddon, AgentAddonOptions};
+pub use manager::{AddonManager, ManagerError};
