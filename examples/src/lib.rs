@@ -10,7 +10,6 @@
 //! | [`cluster`] | the cluster a process talks to: a kubeconfig's, or an embedded control plane (`--embedded DIR`) |
 //! | [`hub`] | the `hub` binary: flags, set-up, controllers, `get-token` |
 //! | [`klusterlet`] | the `klusterlet` binary: flags, the registration and work agents, `--unjoin` |
-//! | [`work_agent`] | the work agent run with the registration agent's hub credentials, restarted when they rotate |
 //! | [`quickstart`] | the `quickstart` binary: an embedded hub and managed cluster joined step by step |
 //! | [`flags`] | `--feature-gates` and `key=value` flags parsed as upstream's components parse them |
 //! | [`process`] | logging set-up and the shutdown signal |
@@ -23,4 +22,3 @@ pub mod klusterlet;
 pub mod process;
 pub mod quickstart;
 pub mod serving;
-pub mod work_agent;
