@@ -47,7 +47,7 @@ impl ManagedClusterEnv {
         }
         .map_err(|source| FleetError::StartControlPlane {
             which: name.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         let client = client_of(&env, name).await?;
         let crds = ocm_core::crds::generated(&[InstallTarget::Managed])

@@ -63,7 +63,7 @@ pub enum FleetError {
         /// `hub` or the managed cluster's name.
         which: String,
         /// Why.
-        source: ocm_controlplane::testenv::TestEnvError,
+        source: Box<ocm_controlplane::testenv::TestEnvError>,
     },
     /// Installing CRDs failed.
     #[error("installing the CRDs of {which}: {message}")]
@@ -341,7 +341,7 @@ impl Fleet {
 async fn start_hub() -> Result<TestEnv, FleetError> {
     let error = |source| FleetError::StartControlPlane {
         which: "hub".into(),
-        source,
+        source: Box::new(source),
     };
     if std::env::var("OCM_TEST_HUB_KUBECONFIG").is_ok_and(|v| !v.is_empty()) {
         return TestEnv::hub().await.map_err(error);
@@ -363,7 +363,7 @@ async fn client_of(env: &TestEnv, which: &str) -> Result<kube::Client, FleetErro
         .await
         .map_err(|source| FleetError::StartControlPlane {
             which: which.to_string(),
-            source,
+            source: Box::new(source),
         })
 }
 
