@@ -247,7 +247,7 @@ async fn serve_agent(
         }
         Err(error) => return Err(error.into()),
     }
-    klusterlet::ensure_namespace(&cluster.client(), &options.component_namespace).await?;
+    klusterlet::ensure_agent_namespaces(&cluster.client(), &options.component_namespace).await?;
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = ControllerMetrics::default();
     metrics.register(&mut registry);

@@ -337,7 +337,7 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         options.external_server_urls = vec![handle.url().to_string()];
         options.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
     }
-    klusterlet::ensure_namespace(&managed.client(), &options.component_namespace).await?;
+    klusterlet::ensure_agent_namespaces(&managed.client(), &options.component_namespace).await?;
     // The klusterlet: the registration agent and the work agent on the hub credentials it obtains.
     let mut work_options = WorkAgentOptions::new(cluster_name.to_string());
     work_options.status_sync_interval = Duration::from_secs(2);

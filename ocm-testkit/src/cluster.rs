@@ -79,7 +79,7 @@ impl ManagedClusterEnv {
             agent.external_server_urls = vec![handle.url().to_string()];
             agent.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
         }
-        klusterlet::ensure_namespace(&client, &agent.component_namespace).await?;
+        klusterlet::ensure_agent_namespaces(&client, &agent.component_namespace).await?;
         let mut work = WorkAgentOptions::new(name.to_string());
         work.status_sync_interval = options.status_sync_interval;
         work.agent_id = Some(name.to_string());

@@ -82,8 +82,21 @@ pub enum KlusterletError {
     },
 }
 
-/// Creates `namespace` on the managed cluster if it is missing (the agent's component namespace,
-/// which upstream's operator creates).
+/// Creates the namespaces upstream's klusterlet operator creates on the managed cluster when
+/// they are missing: the agents' `component_namespace` and the add-on agents' default install
+/// namespace `open-cluster-management-agent-addon`.
+///
+/// # Errors
+/// [`KlusterletError::CreateNamespace`] when the cluster refuses one.
+pub async fn ensure_agent_namespaces(
+    client: &kube::Client,
+    component_namespace: &str,
+) -> Result<(), KlusterletError> {
+    ensure_namespace(client, component_namespace).await?;
+    ensure_namespace(client, ocm_api::names::namespaces::ADDON_AGENT).await
+}
+
+/// Creates `namespace` on the managed cluster if it is missing.
 ///
 /// # Errors
 /// [`KlusterletError::CreateNamespace`] when the cluster refuses it.
