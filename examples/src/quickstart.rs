@@ -39,7 +39,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// How often the demo looks at the hub while it waits for a step.
 const POLL: Duration = Duration::from_millis(200);
 /// The field manager of the demo's own writes (approval, acceptance).
-const FIELD_MANAGER: &str = "ocm-quickstart";
+pub(crate) const FIELD_MANAGER: &str = "ocm-quickstart";
 
 /// The flags of `quickstart`.
 #[derive(Debug, Clone, clap::Parser)]
@@ -121,6 +121,22 @@ pub enum QuickstartError {
         /// Why.
         source: kube::Error,
     },
+    /// Installing or enabling the helloworld add-on failed.
+    #[error("helloworld add-on: {what}: {message}")]
+    EnableAddon {
+        /// What was being done.
+        what: String,
+        /// Why.
+        message: String,
+    },
+    /// Writing the add-on agent's credentials failed.
+    #[error("writing {path}: {source}")]
+    WriteAddonCredentials {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A step did not happen in time.
     #[error("timed out after {timeout:?} waiting for {what}")]
     WaitStep {
@@ -174,7 +190,7 @@ impl Paths {
 }
 
 /// Prints a numbered step and the commands that show it.
-fn step(number: u32, title: impl Display, commands: &[String]) {
+pub(crate) fn step(number: u32, title: impl Display, commands: &[String]) {
     println!("\n[{number}] {title}");
     for command in commands {
         println!("      $ {command}");
@@ -182,7 +198,7 @@ fn step(number: u32, title: impl Display, commands: &[String]) {
 }
 
 /// Polls `check` until it returns `Some`, for at most `timeout` (forever when `None`).
-async fn wait_for<T, F, Fut>(
+pub(crate) async fn wait_for<T, F, Fut>(
     what: &str,
     timeout: Option<Duration>,
     mut check: F,
@@ -307,6 +323,12 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
             tracing::error!(%error, "the hub controllers stopped");
         }
     }));
+    let addon_owner = ocm_core::addon::owner::run(hub_client.clone(), metrics.clone());
+    demo.tasks.push(tokio::spawn(async move {
+        if let Err(error) = addon_owner.await {
+            tracing::error!(%error, "the add-on owner controller stopped");
+        }
+    }));
     step(
         1,
         format!("Hub running at {hub_url}: OCM CRDs and bootstrap RBAC installed, controllers started."),
@@ -333,6 +355,7 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
     options.cluster_name = Some(cluster_name.to_string());
     options.cluster_healthcheck_period = Duration::from_secs(5);
     options.poll_period = Duration::from_millis(250);
+    options.addon_sync_period = Duration::from_secs(2);
     if let Some(handle) = managed.embedded_handle() {
         options.external_server_urls = vec![handle.url().to_string()];
         options.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
@@ -515,6 +538,25 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
             format!("kubectl --kubeconfig {spoke_kubeconfig} get appliedmanifestworks"),
         ],
     );
+
+    // The OCM blog's add-on story: helloworld installed, enabled, registered, running, healthy.
+    let spoke_client = managed.client();
+    let spoke_kubeconfig_path = paths.managed(cluster_name).join("admin.kubeconfig");
+    crate::quickstart_addon::walk(
+        crate::quickstart_addon::AddonDemo {
+            hub: hub_client.clone(),
+            hub_kubeconfig: paths.hub().join("admin.kubeconfig"),
+            spoke: spoke_client,
+            spoke_kubeconfig: spoke_kubeconfig_path,
+            spoke_kubeconfig_shown: &spoke_kubeconfig,
+            cluster: cluster_name,
+            data_dir: &paths.absolute,
+            timeout: step_timeout,
+            first_step: 10,
+        },
+        &mut demo.tasks,
+    )
+    .await?;
 
     if args.keep_running {
         println!(

@@ -89,7 +89,7 @@ pub enum AddonError {
 pub trait AgentAddon: Send + Sync {
     /// Every object to deploy on `cluster` for `addon`: namespaces, Deployments, the managed
     /// cluster's RBAC, pre-delete hooks and hosted-mode objects (told apart by annotations).
-    /// Each object must carry `apiVersion` and `kind` ([`Manifest::from_object`] fills them for
+    /// Each object must carry `apiVersion` and `kind` ([`Manifest::from_resource`] fills them for
     /// `k8s_openapi` and `ocm_api` types).
     ///
     /// # Errors
