@@ -6,6 +6,9 @@
 //! `Option<…>` where "absent" has a meaning upstream gives nil, trait objects for the callbacks
 //! (async where they may call the hub), and enums for the modes.
 
+pub mod hosted;
+pub mod probers;
+
 use std::fmt;
 use std::sync::Arc;
 

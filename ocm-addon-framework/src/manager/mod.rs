@@ -315,8 +315,15 @@ impl AddonManager {
 }
 
 /// The controllers of the manager, each subscribed to the shared stores it reads.
-fn controllers(_ctx: &Arc<Context>, _informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
-    let controllers: Vec<ControllerFuture> = Vec::new();
+fn controllers(ctx: &Arc<Context>, informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
+    let mut controllers: Vec<ControllerFuture> = Vec::new();
+    controllers.push(Box::pin(crate::controllers::deploy::run(
+        ctx.clone(),
+        informers.managed_addons(crate::controllers::deploy::NAME)?,
+        informers.works(crate::controllers::deploy::NAME)?,
+        informers.clusters(crate::controllers::deploy::NAME)?,
+        informers.triggers(),
+    )));
     Ok(controllers)
 }
 
