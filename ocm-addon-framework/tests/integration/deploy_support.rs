@@ -139,7 +139,7 @@ impl AgentAddon for TestAddon {
 /// A hub with the OCM CRDs and a running add-on manager; dropping it stops the manager.
 pub struct Hub {
     /// The hub (kept alive for the embedded server).
-    pub env: TestEnv,
+    pub _env: TestEnv,
     /// An admin client.
     pub client: Client,
     /// The manager, for `trigger`.
@@ -168,7 +168,7 @@ pub async fn start(addon: Arc<dyn AgentAddon>) -> Hub {
         }
     });
     Hub {
-        env,
+        _env: env,
         client,
         manager,
         task,

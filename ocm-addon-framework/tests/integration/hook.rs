@@ -115,5 +115,8 @@ async fn agent_hook_deploy_install_and_uninstall() {
         api.get_opt(&name).await.unwrap().is_none().then_some(())
     })
     .await;
+    // The works go with their owner (garbage collection).
+    hub.work_gone(&cluster, &work_name).await;
+    hub.work_gone(&cluster, &hook_name).await;
     hub.cleanup(&[&cluster], &name).await;
 }
