@@ -165,7 +165,12 @@ pub(crate) fn work_metadata(addon: &ManagedClusterAddOn, namespace: &str, name: 
     let mut work_labels = BTreeMap::from([(labels::ADDON_NAME.to_owned(), addon.name_any())]);
     let mut owners = None;
     if namespace == addon_namespace {
-        owners = addon.controller_owner_ref(&()).map(|owner| vec![owner]);
+        owners = addon.controller_owner_ref(&()).map(|owner| {
+            vec![OwnerReference {
+                block_owner_deletion: Some(true),
+                ..owner
+            }]
+        });
     } else {
         work_labels.insert(labels::ADDON_NAMESPACE.to_owned(), addon_namespace);
     }
