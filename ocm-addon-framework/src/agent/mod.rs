@@ -265,7 +265,7 @@ pub trait HostedModeInfo: Send + Sync {
 #[derive(Clone)]
 pub struct HostedMode {
     /// Tells the mode of each add-on; upstream's annotation-based default is
-    /// `hosting_cluster_annotation` in the manager.
+    /// [`HostedMode::by_annotation`] ([`hosted::HostingClusterAnnotation`]).
     pub info: Arc<dyn HostedModeInfo>,
 }
 

@@ -426,3 +426,121 @@ async fn deploy_with_deletion_options() {
     assert_eq!(rules[0].name, "multiclusterhub");
     hub.cleanup(&[&cluster], &name).await;
 }
+
+/// Redeploys when the cluster's `test.io/redeploy` label changes.
+struct LabelChanged;
+
+impl ocm_addon_framework::agent::ClusterFilter for LabelChanged {
+    fn redeploy(&self, old: &ManagedCluster, new: &ManagedCluster) -> bool {
+        old.labels().get("test.io/redeploy") != new.labels().get("test.io/redeploy")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deploy_trigger_by_cluster_filter() {
+    let (name, cluster) = (unique("test"), unique("cluster"));
+    let mut options = options(&name, HealthProber::Work(None));
+    options.deploy_trigger_cluster_filter = Some(std::sync::Arc::new(LabelChanged));
+    let addon = TestAddon::new(options, vec![deployment("default", "nginx-deployment", 1)]);
+    let hub = start(addon.clone()).await;
+    hub.create_cluster(&cluster).await;
+    hub.create_mca(&cluster, &name, install_namespace()).await;
+    let work_name = format!("addon-{name}-deploy-0");
+    let replicas = |w: &ocm_api::work::v1::ManifestWork| {
+        manifests_of(w).first().and_then(|m| {
+            m.as_object()
+                .get("spec")
+                .and_then(|s| s.get("replicas"))
+                .and_then(Value::as_i64)
+        })
+    };
+    hub.work_where(&cluster, &work_name, "the deploy work", |w| {
+        replicas(w) == Some(1)
+    })
+    .await;
+    addon.set_manifests(vec![deployment("default", "nginx-deployment", 3)]);
+    let clusters: Api<ManagedCluster> = Api::all(hub.client.clone());
+    // A change the filter ignores does not redeploy.
+    let other = json!({"metadata": {"labels": {"test.io/other": "1"}}});
+    clusters
+        .patch(&cluster, &PatchParams::default(), &Patch::Merge(&other))
+        .await
+        .unwrap();
+    let works = hub.works(&cluster);
+    consistently(2, "the deploy work keeps 1 replica", || async {
+        replicas(&works.get(&work_name).await.unwrap()) == Some(1)
+    })
+    .await;
+    let label = json!({"metadata": {"labels": {"test.io/redeploy": "1"}}});
+    clusters
+        .patch(&cluster, &PatchParams::default(), &Patch::Merge(&label))
+        .await
+        .unwrap();
+    hub.work_where(&cluster, &work_name, "the deploy work with 3 replicas", |w| {
+        replicas(w) == Some(3)
+    })
+    .await;
+    hub.cleanup(&[&cluster], &name).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deploy_waits_for_configured_and_annotates_spec_hashes() {
+    let (name, cluster) = (unique("test"), unique("cluster"));
+    let mut options = options(&name, HealthProber::Work(None));
+    options.config_check_enabled = true;
+    let addon = TestAddon::new(options, vec![deployment("default", "nginx-deployment", 1)]);
+    let hub = start(addon).await;
+    hub.create_cluster(&cluster).await;
+    hub.create_mca(&cluster, &name, install_namespace()).await;
+    let work_name = format!("addon-{name}-deploy-0");
+    let works = hub.works(&cluster);
+    consistently(3, "no deploy work before Configured", || async {
+        works.get_opt(&work_name).await.unwrap().is_none()
+    })
+    .await;
+    let api = hub.addons(&cluster);
+    crate::deploy_support::eventually("Configured and config references set", || async {
+        let current = api.get(&name).await.unwrap();
+        let mut conditions = current
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default();
+        conditions.retain(|c| c.type_ != "Configured");
+        conditions.push(crate::deploy_support::new_condition(
+            "Configured",
+            "True",
+            "ConfigurationsConfigured",
+            "set by the test",
+        ));
+        let patch = json!({
+            "metadata": {"resourceVersion": current.resource_version()},
+            "status": {
+                "conditions": conditions,
+                "configReferences": [
+                    {"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs",
+                     "desiredConfig": {"name": "config", "namespace": cluster.clone(), "specHash": "abc"}},
+                    {"group": "addon.open-cluster-management.io", "resource": "addontemplates",
+                     "desiredConfig": {"name": "tmpl", "specHash": "def"}}
+                ]
+            }
+        });
+        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .ok()
+            .map(|_| ())
+    })
+    .await;
+    let work = hub
+        .work_where(&cluster, &work_name, "the deploy work", |w| {
+            manifests_of(w).len() == 1
+        })
+        .await;
+    assert_eq!(
+        work.annotations()["open-cluster-management.io/config-spec-hash"],
+        format!(
+            r#"{{"addondeploymentconfigs.addon.open-cluster-management.io/{cluster}/config":"abc","addontemplates.addon.open-cluster-management.io//tmpl":"def"}}"#
+        )
+    );
+    hub.cleanup(&[&cluster], &name).await;
+}
