@@ -378,6 +378,8 @@ async fn deploy_trigger_externally() {
         replicas(w) == Some(1)
     })
     .await;
+    // Nothing but the trigger makes the manager render the add-on again.
+    addon.settled().await;
     addon.set_manifests(vec![deployment("default", "nginx-deployment", 2)]);
     hub.manager.trigger(&cluster, &name);
     hub.work_where(&cluster, &work_name, "the deploy work with 2 replicas", |w| {
@@ -458,6 +460,8 @@ async fn deploy_trigger_by_cluster_filter() {
         replicas(w) == Some(1)
     })
     .await;
+    // Once nothing reconciles the add-on any more, only the filter can make it render again.
+    addon.settled().await;
     addon.set_manifests(vec![deployment("default", "nginx-deployment", 3)]);
     let clusters: Api<ManagedCluster> = Api::all(hub.client.clone());
     // A change the filter ignores does not redeploy.

@@ -104,6 +104,8 @@ pub struct TestAddon {
     pub manifests: Mutex<Vec<Manifest>>,
     /// What `options` returns.
     pub options: AgentAddonOptions,
+    /// How many times the manager asked for the manifests.
+    pub renders: std::sync::atomic::AtomicUsize,
 }
 
 impl TestAddon {
@@ -112,7 +114,24 @@ impl TestAddon {
         Arc::new(Self {
             manifests: Mutex::new(manifests),
             options,
+            renders: std::sync::atomic::AtomicUsize::new(0),
         })
+    }
+
+    /// Waits until the manager stops rendering the add-on (no render for 2 s).
+    pub async fn settled(&self) {
+        let mut last = usize::MAX;
+        let mut since = tokio::time::Instant::now();
+        eventually("the manager settled", || {
+            let now = self.renders.load(std::sync::atomic::Ordering::SeqCst);
+            if now != last {
+                last = now;
+                since = tokio::time::Instant::now();
+            }
+            let settled = since.elapsed() >= Duration::from_secs(2);
+            async move { settled.then_some(()) }
+        })
+        .await;
     }
 
     /// Replaces the manifests.
@@ -128,6 +147,7 @@ impl AgentAddon for TestAddon {
         _cluster: &ManagedCluster,
         _addon: &ManagedClusterAddOn,
     ) -> Result<Vec<Manifest>, AddonError> {
+        self.renders.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(self.manifests.lock().unwrap().clone())
     }
 

@@ -88,6 +88,7 @@ async fn multi_works_deploy() {
     assert_eq!(kinds(&work1), ["Foo"]);
 
     // An 80 KiB ConfigMap goes to the work with the most room.
+    addon.settled().await;
     addon.set_manifests(vec![
         big_deployment,
         padded(crd(), 200),
@@ -107,6 +108,7 @@ async fn multi_works_deploy() {
     );
 
     // Removing the Deployment leaves the others where they are.
+    addon.settled().await;
     addon.set_manifests(vec![
         padded(crd(), 200),
         padded(cr(), 50),
