@@ -6,7 +6,8 @@ use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::names::conditions::addon::managed_cluster_addon as addon_conditions;
 use ocm_api::names::finalizers;
 
-use super::works::{self, Index, Target};
+use super::apply::{self, Index};
+use super::works::{self, Target};
 use super::{DeployError, SyncInput, deleting, has_finalizer};
 
 /// Keeps the deploy works of the managed cluster. Without a pre-delete hook finalizer nothing is
@@ -19,7 +20,7 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
     }
     let name = addon.name_any();
     let namespace = addon.namespace().unwrap_or_default();
-    let existing = works::cached_works(input.ctx, Index::Addon, &namespace, &name);
+    let existing = apply::cached_works(input.ctx, Index::Addon, &namespace, &name);
     let Some(objects) = works::render(input, addon, addon_conditions::MANIFEST_APPLIED).await? else {
         return Ok(());
     };
@@ -33,5 +34,5 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
         existing,
         addon_conditions::MANIFEST_APPLIED,
     )?;
-    works::apply_and_delete(input.ctx, addon, built, addon_conditions::MANIFEST_APPLIED).await
+    apply::apply_and_delete(input.ctx, addon, built, addon_conditions::MANIFEST_APPLIED).await
 }

@@ -12,8 +12,9 @@ use ocm_api::names::conditions::cluster::managed_cluster as cluster_conditions;
 use ocm_api::names::conditions::work::manifest_work;
 use ocm_api::work::v1::{ManifestCondition, ManifestResourceMeta, ManifestWork, ResourceIdentifier};
 
+use super::apply::{self, Index};
 use super::manifest_configs::is_apps;
-use super::works::{self, Index};
+use super::works;
 use super::{DeployError, SyncInput, condition, set_condition, set_condition_status};
 use crate::agent::probers::{WorkloadAvailabilityChecker, daemonset_probe_field, deployment_probe_field};
 use crate::agent::{FieldResult, HealthChecker, HealthProber, ProbeField};
@@ -113,7 +114,7 @@ fn probe(
         crate::agent::InstallMode::Hosted { .. } => Index::HostedAddon,
         crate::agent::InstallMode::Default => Index::Addon,
     };
-    let deploy_works = works::cached_works(input.ctx, index, &namespace, &name);
+    let deploy_works = apply::cached_works(input.ctx, index, &namespace, &name);
     if deploy_works.is_empty() {
         set_condition_status(
             addon,

@@ -8,6 +8,7 @@ use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::names::conditions::addon::managed_cluster_addon::{self as addon_conditions, reasons};
 use ocm_api::names::finalizers;
 
+use super::apply;
 use super::works::{self, Target};
 use super::{DeployError, SyncInput, add_finalizer, deleting, remove_finalizer, set_condition};
 
@@ -35,11 +36,11 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
     if add_finalizer(addon, finalizers::ADDON_PRE_DELETE) || !deleting(addon) {
         return Ok(());
     }
-    let result = works::apply_work(input.ctx, hook).await;
-    works::set_applied_condition(addon, addon_conditions::MANIFEST_APPLIED, &result);
+    let result = apply::apply_work(input.ctx, hook).await;
+    apply::set_applied_condition(addon, addon_conditions::MANIFEST_APPLIED, &result);
     let applied = result?;
     set_completion(addon, &applied);
-    if works::hook_completed(&applied) {
+    if apply::hook_completed(&applied) {
         remove_finalizer(addon, finalizers::ADDON_PRE_DELETE);
     }
     Ok(())
@@ -48,7 +49,7 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
 /// Sets `HookManifestCompleted` from the hook work.
 pub(super) fn set_completion(addon: &mut ManagedClusterAddOn, work: &ocm_api::work::v1::ManifestWork) {
     let name = work.name_any();
-    if works::hook_completed(work) {
+    if apply::hook_completed(work) {
         set_condition(
             addon,
             addon_conditions::HOOK_MANIFEST_COMPLETED,

@@ -9,7 +9,8 @@ use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::names::conditions::addon::managed_cluster_addon::{self as addon_conditions, reasons};
 use ocm_api::names::finalizers;
 
-use super::works::{self, Index, Target};
+use super::apply::{self, Index};
+use super::works::{self, Target};
 use super::{
     DeployContext, DeployError, SyncInput, add_finalizer, deleting, has_finalizer, remove_finalizer,
     set_condition,
@@ -61,7 +62,7 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
     }
     let name = addon.name_any();
     let cluster = addon.namespace().unwrap_or_default();
-    let existing = works::cached_works(input.ctx, Index::HostedAddon, &cluster, &name);
+    let existing = apply::cached_works(input.ctx, Index::HostedAddon, &cluster, &name);
     let Some(objects) = works::render(input, addon, addon_conditions::HOSTING_MANIFEST_APPLIED).await? else {
         return Ok(());
     };
@@ -75,7 +76,7 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
         existing,
         addon_conditions::HOSTING_MANIFEST_APPLIED,
     )?;
-    works::apply_and_delete(
+    apply::apply_and_delete(
         input.ctx,
         addon,
         built,
@@ -91,9 +92,9 @@ async fn cleanup(ctx: &DeployContext, addon: &ManagedClusterAddOn) -> Result<(),
     }
     let cluster = addon.namespace().unwrap_or_default();
     let mut first_error = None;
-    for work in works::cached_works(ctx, Index::HostedAddon, &cluster, &addon.name_any()) {
+    for work in apply::cached_works(ctx, Index::HostedAddon, &cluster, &addon.name_any()) {
         let namespace = work.namespace().unwrap_or_default();
-        if let Err(error) = works::delete_work(ctx, &namespace, &work.name_any()).await {
+        if let Err(error) = apply::delete_work(ctx, &namespace, &work.name_any()).await {
             first_error.get_or_insert(error);
         }
     }

@@ -8,7 +8,8 @@ use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::names::conditions::addon::managed_cluster_addon as addon_conditions;
 use ocm_api::names::finalizers;
 
-use super::works::{self, Index, Target};
+use super::apply::{self, Index};
+use super::works::{self, Target};
 use super::{
     DeployContext, DeployError, SyncInput, add_finalizer, condition, deleting, has_finalizer,
     remove_finalizer,
@@ -61,8 +62,8 @@ pub(super) async fn sync(input: &SyncInput<'_>, addon: &mut ManagedClusterAddOn)
         remove_finalizer(addon, finalizers::ADDON_HOSTING_PRE_DELETE);
         return Ok(());
     }
-    let result = works::apply_work(input.ctx, hook).await;
-    works::set_applied_condition(addon, addon_conditions::HOSTING_MANIFEST_APPLIED, &result);
+    let result = apply::apply_work(input.ctx, hook).await;
+    apply::set_applied_condition(addon, addon_conditions::HOSTING_MANIFEST_APPLIED, &result);
     super::hook::set_completion(addon, &result?);
     Ok(())
 }
@@ -74,9 +75,9 @@ async fn cleanup(ctx: &DeployContext, addon: &ManagedClusterAddOn) -> Result<(),
     }
     let cluster = addon.namespace().unwrap_or_default();
     let mut first_error = None;
-    for work in works::cached_works(ctx, Index::HostedHook, &cluster, &addon.name_any()) {
+    for work in apply::cached_works(ctx, Index::HostedHook, &cluster, &addon.name_any()) {
         let namespace = work.namespace().unwrap_or_default();
-        if let Err(error) = works::delete_work(ctx, &namespace, &work.name_any()).await {
+        if let Err(error) = apply::delete_work(ctx, &namespace, &work.name_any()).await {
             first_error.get_or_insert(error);
         }
     }

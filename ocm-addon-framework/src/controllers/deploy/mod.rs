@@ -15,6 +15,7 @@
 //! changed its finalizers, the whole object is updated (the status is recomputed on the next
 //! pass); otherwise the status is merge-patched, only when it changed.
 
+mod apply;
 mod default;
 mod health;
 mod hook;
