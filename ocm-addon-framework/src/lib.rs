@@ -11,6 +11,7 @@
 //! between `ocm-api` and `ocm-core`.
 
 pub mod agent;
+mod controllers;
 pub mod manager;
 
 pub use agent::{AgentAddon, AgentAddonOptions};

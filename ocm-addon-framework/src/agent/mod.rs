@@ -6,6 +6,9 @@
 //! `Option<…>` where "absent" has a meaning upstream gives nil, trait objects for the callbacks
 //! (async where they may call the hub), and enums for the modes.
 
+pub mod hosted;
+pub mod probers;
+
 use std::fmt;
 use std::sync::Arc;
 
@@ -262,7 +265,7 @@ pub trait HostedModeInfo: Send + Sync {
 #[derive(Clone)]
 pub struct HostedMode {
     /// Tells the mode of each add-on; upstream's annotation-based default is
-    /// `hosting_cluster_annotation` in the manager.
+    /// [`HostedMode::by_annotation`] ([`hosted::HostingClusterAnnotation`]).
     pub info: Arc<dyn HostedModeInfo>,
 }
 

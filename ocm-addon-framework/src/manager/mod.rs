@@ -82,10 +82,18 @@ pub(crate) struct Context {
     /// Every ManagedClusterAddOn (of any add-on; controllers skip the others).
     pub(crate) managed_addons: Store<ManagedClusterAddOn>,
     /// Every ClusterManagementAddOn.
+    #[allow(
+        dead_code,
+        reason = "read by the CSR and config controllers, which other branches add"
+    )]
     pub(crate) cluster_management_addons: Store<ClusterManagementAddOn>,
     /// The ManifestWorks labelled with one of the manager's add-on names.
     pub(crate) works: Store<ManifestWork>,
     /// The CSRs labelled with one of the manager's add-on names.
+    #[allow(
+        dead_code,
+        reason = "read by the CSR and config controllers, which other branches add"
+    )]
     pub(crate) csrs: Store<CertificateSigningRequest>,
 }
 
@@ -123,6 +131,10 @@ impl Informers {
     }
 
     /// A stream of the ClusterManagementAddOns the store sees, for the controller `who`.
+    #[allow(
+        dead_code,
+        reason = "read by the CSR and config controllers, which other branches add"
+    )]
     pub(crate) fn cluster_management_addons(
         &self,
         who: &'static str,
@@ -138,6 +150,10 @@ impl Informers {
     }
 
     /// A stream of the add-on CSRs the store sees, for the controller `who`.
+    #[allow(
+        dead_code,
+        reason = "read by the CSR and config controllers, which other branches add"
+    )]
     pub(crate) fn csrs(
         &self,
         who: &'static str,
@@ -315,8 +331,19 @@ impl AddonManager {
 }
 
 /// The controllers of the manager, each subscribed to the shared stores it reads.
-fn controllers(_ctx: &Arc<Context>, _informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
-    let controllers: Vec<ControllerFuture> = Vec::new();
+#[allow(
+    clippy::vec_init_then_push,
+    reason = "one push per controller, added independently"
+)]
+fn controllers(ctx: &Arc<Context>, informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
+    let mut controllers: Vec<ControllerFuture> = Vec::new();
+    controllers.push(Box::pin(crate::controllers::deploy::run(
+        ctx.clone(),
+        informers.managed_addons(crate::controllers::deploy::NAME)?,
+        informers.works(crate::controllers::deploy::NAME)?,
+        informers.clusters(crate::controllers::deploy::NAME)?,
+        informers.triggers(),
+    )));
     Ok(controllers)
 }
 

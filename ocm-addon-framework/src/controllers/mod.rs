@@ -1,0 +1,3 @@
+//! The controllers the [`AddonManager`](crate::manager::AddonManager) runs, one module each.
+
+pub(crate) mod deploy;
