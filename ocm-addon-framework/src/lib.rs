@@ -11,6 +11,9 @@
 //! between `ocm-api` and `ocm-core`.
 
 pub mod agent;
+pub mod factory;
+pub mod hub_kubeconfig;
+pub mod lease;
 pub mod manager;
 
 pub use agent::{AgentAddon, AgentAddonOptions};
