@@ -1,14 +1,18 @@
 //! The `hub` binary: an OCM hub as one process. It installs the hub CRDs and the bootstrap RBAC
 //! (what upstream's cluster-manager operator installs), runs the hub controllers of `ocm-core` —
 //! registration (accept, CSR approval, leases, taints, cluster sets, cleanup, add-on status), work
-//! (ManifestWork garbage collection) and placement; `--controllers` picks a subset — and serves
+//! (ManifestWork garbage collection), placement and the add-on manager (ManagedClusterAddOns owned
+//! by their ClusterManagementAddOn); `--controllers` picks a subset — and serves
 //! `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
 //! ManagedClusters, ManagedClusterSetBindings and ManifestWorks are admitted as upstream's
 //! cluster-manager webhooks admit them: on a cluster, with `--webhook-bind-address`, `hub` serves the admission
 //! webhooks (its own serving certificate) and registers them with the cluster, by URL or by
-//! Service (`--webhook-service`); the embedded control plane admits them in-process.
+//! Service (`--webhook-service`); the embedded control plane admits them in-process. The same
+//! server converts the add-on kinds between v1alpha1 (stored) and v1beta1 for kube-apiserver
+//! (upstream's add-on conversion webhook, `/convert`): `hub` points the add-on CRDs at it, and sets
+//! them back to conversion `None` on exit when registered by URL.
 //!
 //! `hub get-token` does what `clusteradm get token` does: it prints (or writes) a bootstrap
 //! kubeconfig for joining clusters; `--bootstrap-kubeconfig-out FILE` writes one at start-up.
@@ -20,14 +24,16 @@ use ocm_api::admission::managed_cluster::MutateOptions;
 use ocm_api::admission::manifest_work::{DEFAULT_MANIFEST_LIMIT, ManifestWorkOptions};
 use ocm_api::crd::InstallTarget;
 use ocm_api::names::feature_gates::{
-    CLEAN_UP_COMPLETED_MANIFEST_WORK, Component, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_AUTO_APPROVAL,
-    NIL_EXECUTOR_VALIDATING,
+    ADDON_MANAGEMENT, CLEAN_UP_COMPLETED_MANIFEST_WORK, Component, DEFAULT_CLUSTER_SET,
+    MANAGED_CLUSTER_AUTO_APPROVAL, NIL_EXECUTOR_VALIDATING,
 };
 use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::placement::{self, PlacementError, PlacementOptions};
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
-use ocm_core::registration::webhook::{Endpoint, Registration, Reviewer, WebhookError, WebhookServer};
+use ocm_core::registration::webhook::{
+    Endpoint, Registration, Reviewer, WebhookError, WebhookServer, conversion,
+};
 use ocm_core::work::hub::garbage_collection::{self, GarbageCollectionError};
 
 use crate::cluster::{Cluster, ClusterError};
@@ -39,6 +45,7 @@ const HUB_COMPONENTS: &[Component] = &[
     Component::HubRegistration,
     Component::HubWork,
     Component::HubPlacement,
+    Component::HubAddonManager,
 ];
 
 /// The hub's controller groups, as upstream's separate hub binaries split them.
@@ -51,6 +58,9 @@ pub enum HubController {
     Work,
     /// The placement scheduler (upstream's `placement controller`).
     Placement,
+    /// The general add-on manager with the gate AddonManagement (upstream's `addon manager`):
+    /// ManagedClusterAddOns owned by their ClusterManagementAddOn.
+    Addon,
 }
 
 /// How long requests in flight may take to finish when the process stops.
@@ -60,7 +70,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, clap::Parser)]
 #[command(
     name = "hub",
-    about = "Runs the OCM hub controllers (registration, work, placement) on a cluster or an embedded control plane"
+    about = "Runs the OCM hub controllers (registration, work, placement, add-on manager) on a cluster or an embedded control plane"
 )]
 pub struct HubArgs {
     /// The hub cluster's kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster).
@@ -88,7 +98,7 @@ pub struct HubArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "registration,work,placement"
+        default_value = "registration,work,placement,addon"
     )]
     pub controllers: Vec<HubController>,
     /// Feature gates of the hub registration, work and placement controllers, as Name=true|false,...
@@ -104,9 +114,9 @@ pub struct HubArgs {
     /// `--manifestLimit`).
     #[arg(long, default_value_t = DEFAULT_MANIFEST_LIMIT, value_name = "BYTES")]
     pub manifest_limit: usize,
-    /// Serve the ManagedCluster, ManagedClusterSetBinding and ManifestWork admission webhooks on HOST:PORT
-    /// (HTTPS, with a serving certificate of its own) and register them with the cluster, as
-    /// upstream's cluster-manager does. Not used with --embedded, whose control plane admits
+    /// Serve the ManagedCluster, ManagedClusterSetBinding and ManifestWork admission webhooks and
+    /// the add-on conversion webhook on HOST:PORT (HTTPS, with a serving certificate of its own)
+    /// and register them with the cluster, as upstream's cluster-manager does. Not used with --embedded, whose control plane admits
     /// these kinds in-process.
     #[arg(long, value_name = "HOST:PORT")]
     pub webhook_bind_address: Option<String>,
@@ -171,6 +181,9 @@ pub enum HubCommandError {
     /// The ManifestWork garbage collection stopped.
     #[error("running the ManifestWork garbage collection: {0}")]
     RunWorkGarbageCollection(#[from] GarbageCollectionError),
+    /// The add-on owner controller stopped.
+    #[error("running the add-on owner controller: {0}")]
+    RunAddonOwner(#[from] ocm_core::addon::owner::OwnerError),
     /// The admission webhooks could not be served or registered.
     #[error("admission webhooks: {0}")]
     ServeWebhooks(#[from] WebhookError),
@@ -339,7 +352,8 @@ async fn serve_webhooks(
         object_selector: None,
     };
     registration.apply(&cluster.client()).await?;
-    tracing::info!(address = %server.address(), "admission webhooks registered");
+    let converted = conversion::register(&cluster.client(), &registration.endpoint, server.ca_pem()).await?;
+    tracing::info!(address = %server.address(), converted = ?converted, "admission and conversion webhooks registered");
     Ok(Webhooks { server, registration })
 }
 
@@ -413,12 +427,15 @@ async fn serve_hub(
     });
     let placement = runs(HubController::Placement)
         .then(|| placement::run(cluster.client(), PlacementOptions::default(), metrics.clone()));
+    let addon_owner = (runs(HubController::Addon) && gates.enabled(ADDON_MANAGEMENT))
+        .then(|| ocm_core::addon::owner::run(cluster.client(), metrics.clone()));
     tracing::info!(controllers = ?args.controllers, "hub controllers starting");
     health.set_ready();
     let result = tokio::select! {
         result = optional(registration) => result.map_err(HubCommandError::from),
         result = optional(work_gc) => result.map_err(HubCommandError::from),
         result = optional(placement) => result.map_err(HubCommandError::from),
+        result = optional(addon_owner) => result.map_err(HubCommandError::from),
         () = crate::process::shutdown_signal() => Ok(()),
     };
     server.shutdown().await;
@@ -431,6 +448,9 @@ async fn serve_hub(
         drop(webhooks.server);
         if let Err(error) = webhooks.registration.remove(&cluster.client()).await {
             tracing::warn!(%error, "removing the webhook configurations failed");
+        }
+        if let Err(error) = conversion::unregister(&cluster.client()).await {
+            tracing::warn!(%error, "setting the add-on CRDs back to conversion None failed");
         }
     }
     result

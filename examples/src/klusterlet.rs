@@ -3,7 +3,7 @@
 //! creates the ManagedCluster and a CSR, waits for approval, keeps the issued credentials in
 //! `hub-kubeconfig-secret` and the files of `--hub-kubeconfig-dir`, then renews the cluster lease
 //! and reports the cluster's status. The work agent applies the ManifestWorks of the cluster's hub
-//! namespace with those credentials ([`crate::work_agent`]). It serves `/healthz`, `/readyz` and
+//! namespace with those credentials ([`ocm_core::klusterlet`]). It serves `/healthz`, `/readyz` and
 //! `/metrics`. The managed cluster is the one of
 //! `--spoke-kubeconfig` or an embedded control plane (`--embedded DIR`).
 //!
@@ -12,13 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ObjectMeta, PostParams};
 use ocm_api::crd::InstallTarget;
 use ocm_api::names::feature_gates::{
     CLUSTER_CLAIM, CLUSTER_PROPERTY, Component, EXECUTOR_VALIDATING_CACHES, RAW_FEEDBACK_JSON_STRING,
 };
 use ocm_api::names::{namespaces, secrets};
+use ocm_core::klusterlet;
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::agent::{self, AgentError, AgentOptions, Unjoined, spoke_ca};
 use ocm_core::work::agent::WorkAgentOptions;
@@ -29,8 +28,6 @@ use crate::serving::{self, Health, ServeError};
 
 /// How long requests in flight may take to finish when the process stops.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// How long to wait before running the agent again after it failed (a pod restart upstream).
-const RESTART_DELAY: Duration = Duration::from_secs(5);
 
 /// The components whose feature gates `klusterlet --feature-gates` sets.
 const AGENT_COMPONENTS: &[Component] = &[Component::SpokeRegistration, Component::SpokeWork];
@@ -123,13 +120,8 @@ pub enum KlusterletError {
     #[error(transparent)]
     PrepareCluster(#[from] ClusterError),
     /// Creating the agent's namespace failed.
-    #[error("creating namespace {namespace}: {source}")]
-    CreateNamespace {
-        /// The namespace.
-        namespace: String,
-        /// Why.
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    PrepareAgents(#[from] klusterlet::KlusterletError),
     /// The health and metrics endpoints could not be served.
     #[error(transparent)]
     Serve(#[from] ServeError),
@@ -241,29 +233,6 @@ async fn unjoin(cluster: &Cluster, options: &AgentOptions) -> Result<Unjoined, K
     Ok(unjoined)
 }
 
-/// Creates the agent's namespace when missing (what the klusterlet operator does upstream).
-///
-/// # Errors
-/// The namespace could not be created.
-pub async fn ensure_namespace(client: &kube::Client, namespace: &str) -> Result<(), KlusterletError> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let object = Namespace {
-        metadata: ObjectMeta {
-            name: Some(namespace.to_string()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    match api.create(&PostParams::default(), &object).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
-        Err(source) => Err(KlusterletError::CreateNamespace {
-            namespace: namespace.to_string(),
-            source,
-        }),
-    }
-}
-
 async fn serve_agent(
     cluster: &Cluster,
     args: &KlusterletArgs,
@@ -278,49 +247,17 @@ async fn serve_agent(
         }
         Err(error) => return Err(error.into()),
     }
-    ensure_namespace(&cluster.client(), &options.component_namespace).await?;
+    klusterlet::ensure_namespace(&cluster.client(), &options.component_namespace).await?;
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = ControllerMetrics::default();
     metrics.register(&mut registry);
     let health = Health::default();
     let server = serving::serve(&args.metrics_bind_address, registry, health.clone()).await?;
     health.set_ready();
-    let work_agent = crate::work_agent::run_work_agent(
-        cluster.client(),
-        options.hub_kubeconfig_dir.clone(),
-        work_options,
-        metrics.clone(),
-    );
     let result = tokio::select! {
-        result = run_agent(cluster.client(), options, metrics) => result,
-        () = work_agent => Ok(()),
+        result = klusterlet::run(cluster.client(), options, work_options, metrics) => result.map_err(KlusterletError::from),
         () = crate::process::shutdown_signal() => Ok(()),
     };
     server.shutdown().await;
     result
-}
-
-/// Runs the agent, running it again (re-bootstrapping) when its hub credentials stop working or
-/// it fails in a way a restart may fix, as upstream's pod is restarted.
-///
-/// # Errors
-/// The bootstrap kubeconfig cannot be read (a restart would not help).
-pub async fn run_agent(
-    spoke: kube::Client,
-    options: AgentOptions,
-    metrics: ControllerMetrics,
-) -> Result<(), KlusterletError> {
-    loop {
-        match agent::run(spoke.clone(), options.clone(), metrics.clone()).await {
-            Ok(()) => return Ok(()),
-            Err(error @ AgentError::ReadBootstrapKubeconfig { .. }) => return Err(error.into()),
-            Err(AgentError::HubKubeconfigInvalid(dir)) => {
-                tracing::info!(dir = %dir.display(), "hub kubeconfig no longer valid; bootstrapping again");
-            }
-            Err(error) => {
-                tracing::warn!(%error, delay = ?RESTART_DELAY, "the registration agent failed; restarting it");
-                tokio::time::sleep(RESTART_DELAY).await;
-            }
-        }
-    }
 }

@@ -10,7 +10,6 @@
 //! | [`cluster`] | the cluster a process talks to: a kubeconfig's, or an embedded control plane (`--embedded DIR`) |
 //! | [`hub`] | the `hub` binary: flags, set-up, controllers, `get-token` |
 //! | [`klusterlet`] | the `klusterlet` binary: flags, the registration and work agents, `--unjoin` |
-//! | [`work_agent`] | the work agent run with the registration agent's hub credentials, restarted when they rotate |
 //! | [`quickstart`] | the `quickstart` binary: an embedded hub and managed cluster joined step by step |
 //! | [`helloworld`] | the `helloworld` binary: the helloworld add-on's hub controller (templates, registration, hub RBAC, lease health) |
 //! | [`helloworld_agent`] | the `helloworld-agent` binary: copies the hub ConfigMaps of its cluster to the managed cluster and renews the add-on lease |
@@ -27,4 +26,3 @@ pub mod klusterlet;
 pub mod process;
 pub mod quickstart;
 pub mod serving;
-pub mod work_agent;

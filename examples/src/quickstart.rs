@@ -23,6 +23,7 @@ use ocm_api::names::conditions::cluster::managed_cluster;
 use ocm_api::names::conditions::work::manifest_work as work_conditions;
 use ocm_api::names::{labels, leases, namespaces, secrets};
 use ocm_api::work::v1::{Manifest, ManifestWork, ManifestWorkSpec, ManifestsTemplate};
+use ocm_core::klusterlet::{self, KlusterletError};
 use ocm_core::metrics::ControllerMetrics;
 use ocm_core::registration::agent::AgentOptions;
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
@@ -32,7 +33,6 @@ use tokio::task::JoinHandle;
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags;
 use crate::hub::HubCommandError;
-use crate::klusterlet::KlusterletError;
 
 /// How long the embedded control planes may take to finish requests in flight when stopping.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -337,20 +337,13 @@ async fn walk(args: &QuickstartArgs, demo: &mut Demo) -> Result<(), QuickstartEr
         options.external_server_urls = vec![handle.url().to_string()];
         options.spoke_ca_bundle = Some(handle.credentials().ca_pem.clone().into_bytes());
     }
-    crate::klusterlet::ensure_namespace(&managed.client(), &options.component_namespace).await?;
-    // The klusterlet's work agent, with the hub credentials the registration agent obtains.
+    klusterlet::ensure_namespace(&managed.client(), &options.component_namespace).await?;
+    // The klusterlet: the registration agent and the work agent on the hub credentials it obtains.
     let mut work_options = WorkAgentOptions::new(cluster_name.to_string());
     work_options.status_sync_interval = Duration::from_secs(2);
-    let work_agent = crate::work_agent::run_work_agent(
-        managed.client(),
-        options.hub_kubeconfig_dir.clone(),
-        work_options,
-        metrics.clone(),
-    );
-    demo.tasks.push(tokio::spawn(work_agent));
-    let agent = crate::klusterlet::run_agent(managed.client(), options, metrics);
+    let agents = klusterlet::run(managed.client(), options, work_options, metrics);
     demo.tasks.push(tokio::spawn(async move {
-        if let Err(error) = agent.await {
+        if let Err(error) = agents.await {
             tracing::error!(%error, "the registration agent stopped");
         }
     }));

@@ -6,7 +6,9 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`addon`] | the hub's general add-on manager: ManagedClusterAddOns owned by their ClusterManagementAddOn |
 //! | [`crds`] | installing the OCM CRDs of a hub or a managed cluster (server-side apply, wait for Established) |
+//! | [`klusterlet`] | the registration and work agents of a managed cluster run together, as upstream's klusterlet in singleton mode |
 //! | [`metrics`] | Prometheus counters of reconciliations by controller and result |
 //! | [`placement`] | the placement scheduler: its pure core and its controller |
 //! | [`registration`] | cluster registration: the hub's controllers and the managed cluster's agent |
@@ -15,7 +17,9 @@
 //! Controllers talk only through the Kubernetes API, so they run unchanged on real clusters and
 //! on `ocm-controlplane`. See `docs/architecture.md` for how data flows between them.
 
+pub mod addon;
 pub mod crds;
+pub mod klusterlet;
 pub mod metrics;
 pub mod placement;
 pub mod registration;

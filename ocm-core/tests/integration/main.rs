@@ -1,6 +1,7 @@
 //! Integration tests of ocm-core, against `ocm_controlplane::TestEnv` (or the real clusters named
 //! by `OCM_TEST_HUB_KUBECONFIG` / `OCM_TEST_SPOKE_KUBECONFIG`). One module per area.
 
+mod addon_manager;
 mod crds;
 mod hub_lock;
 mod placement;

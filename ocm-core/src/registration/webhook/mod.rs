@@ -1,5 +1,6 @@
-//! The hub's admission webhooks for a real kube-apiserver (ocm-core.md §2.7, §2.8, §3.11: cluster,
-//! cluster-set binding and ManifestWork validation): an HTTPS server answering AdmissionReviews at
+//! The hub's admission and conversion webhooks for a real kube-apiserver (ocm-core.md §2.7, §2.8,
+//! §3.11: cluster, cluster-set binding and ManifestWork validation; the add-on kinds' v1alpha1 ⇄
+//! v1beta1 conversion): an HTTPS server answering AdmissionReviews and ConversionReviews at
 //! upstream's paths with the rules of
 //! [`ocm_api::admission`] (the same rules the embedded control plane runs in-process), and the
 //! webhook configurations that point kube-apiserver at it.
@@ -8,11 +9,13 @@
 //! |---|---|
 //! | [`review`] | one AdmissionReview: rules, SubjectAccessReviews for the requester, the answer |
 //! | [`configuration`] | the Mutating/ValidatingWebhookConfigurations, by URL or by Service, with their `caBundle` |
+//! | [`conversion`] | the add-on conversion webhook (v1alpha1 ⇄ v1beta1) and the CRD settings that use it |
 //!
 //! [`WebhookServer::start`] makes its own CA and serving certificate (for the given host names
 //! and addresses) and serves until dropped.
 
 pub mod configuration;
+pub mod conversion;
 pub mod review;
 
 use std::net::SocketAddr;
@@ -166,6 +169,10 @@ fn router(reviewer: Reviewer) -> Router {
         .route(MANAGED_CLUSTER_VALIDATOR.path, route(Rules::ValidateCluster))
         .route(CLUSTER_SET_BINDING_VALIDATOR.path, route(Rules::ValidateBinding))
         .route(MANIFEST_WORK_VALIDATOR.path, route(Rules::ValidateWork))
+        .route(
+            conversion::CONVERSION_PATH,
+            post(|Json(review): Json<Value>| async move { Json(conversion::review(&review)) }),
+        )
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .with_state(reviewer)
 }

@@ -147,3 +147,41 @@ fn json_patch_apply(target: &mut Value, ops: &[Value]) {
         parent[field] = op["value"].clone();
     }
 }
+
+#[tokio::test]
+async fn webhook_server_converts_addon_objects_between_versions() {
+    let env = TestEnv::hub().await.unwrap();
+    let reviewer = Reviewer {
+        client: env.client().await.unwrap(),
+        mutate: MutateOptions::default(),
+        work: Default::default(),
+    };
+    let server = WebhookServer::start("127.0.0.1:0", &["127.0.0.1".to_string()], reviewer)
+        .await
+        .unwrap();
+    let client = client_of(&server).await;
+    let beta = json!({"apiVersion": "addon.open-cluster-management.io/v1beta1", "kind": "ManagedClusterAddOn",
+        "metadata": {"name": "helloworld", "namespace": "cluster1",
+            "annotations": {"addon.open-cluster-management.io/v1alpha1-install-namespace": "agents"}},
+        "status": {"registrations": [{"type": "kubeClient", "kubeClient": {"driver": "csr",
+            "subject": {"user": "u", "groups": ["g"]}}}]}});
+    let answer = post(
+        &client,
+        ocm_core::registration::webhook::conversion::CONVERSION_PATH,
+        &json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "c-1", "desiredAPIVersion": "addon.open-cluster-management.io/v1alpha1",
+                "objects": [beta]}}),
+    )
+    .await;
+    assert_eq!(answer["kind"], "ConversionReview");
+    assert_eq!(answer["response"]["uid"], "c-1");
+    assert_eq!(answer["response"]["result"]["status"], "Success", "{answer}");
+    let alpha = &answer["response"]["convertedObjects"][0];
+    assert_eq!(alpha["apiVersion"], "addon.open-cluster-management.io/v1alpha1");
+    assert_eq!(alpha["spec"]["installNamespace"], "agents");
+    assert_eq!(
+        alpha["status"]["registrations"][0],
+        json!({"signerName": "kubernetes.io/kube-apiserver-client", "subject": {"user": "u", "groups": ["g"]}})
+    );
+    assert_eq!(alpha["status"]["kubeClientDriver"], "csr");
+}

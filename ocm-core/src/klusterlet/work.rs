@@ -1,5 +1,5 @@
-//! The work agent beside the registration agent, as upstream's klusterlet runs both in one
-//! process (singleton mode): it uses the hub credentials the registration agent obtained.
+//! The work agent beside the registration agent: it uses the hub credentials the registration
+//! agent obtained.
 //!
 //! The work agent waits until the hub-kubeconfig directory holds a kubeconfig, a client
 //! certificate and key and the cluster's name (written by the registration agent once the CSR
@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::metrics::ControllerMetrics;
+use crate::registration::agent::kubeconfig::read_hub_kubeconfig;
+use crate::work::agent::{self as work_agent, WorkAgentOptions};
 use ocm_api::names::secrets;
-use ocm_core::metrics::ControllerMetrics;
-use ocm_core::registration::agent::kubeconfig::read_hub_kubeconfig;
-use ocm_core::work::agent::{self as work_agent, WorkAgentOptions};
 
 /// How often the hub-kubeconfig directory is read while waiting and for rotations.
 const CREDENTIALS_CHECK_PERIOD: Duration = Duration::from_secs(2);
