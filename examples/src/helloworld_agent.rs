@@ -52,8 +52,9 @@ pub struct AgentArgs {
     /// The add-on's name: the ManagedClusterAddOn's and the lease's.
     #[arg(long, default_value = crate::helloworld::ADDON_NAME)]
     pub addon_name: String,
-    /// The managed cluster's kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster).
-    #[arg(long, value_name = "FILE")]
+    /// The managed cluster's kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster;
+    /// upstream's name `--managed-kubeconfig` is accepted too).
+    #[arg(long, value_name = "FILE", alias = "managed-kubeconfig")]
     pub kubeconfig: Option<PathBuf>,
 }
 
@@ -291,4 +292,29 @@ pub async fn run_until(
 /// See [`run_until`].
 pub async fn run(args: AgentArgs) -> Result<(), AgentError> {
     run_until(args, crate::process::shutdown_signal()).await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use clap::Parser;
+
+    use super::*;
+
+    #[test]
+    fn flags_are_upstreams_with_the_managed_cluster_from_kubeconfig() {
+        let args = AgentArgs::try_parse_from([
+            "helloworld-agent",
+            "--hub-kubeconfig=/var/run/hub/kubeconfig",
+            "--cluster-name=cluster1",
+            "--addon-namespace=ns",
+            "--managed-kubeconfig=/m",
+        ])
+        .unwrap();
+        assert_eq!(args.addon_name, "helloworld");
+        assert_eq!(args.cluster_name.as_deref(), Some("cluster1"));
+        assert_eq!(args.kubeconfig, Some(PathBuf::from("/m")));
+        assert!(AgentArgs::try_parse_from(["helloworld-agent", "--cluster-name=c"]).is_err());
+    }
 }
