@@ -282,3 +282,64 @@ async fn lease_health_checks_skip_rounds_until_the_agent_pod_runs() {
     );
     delete_namespace(&spoke, &ns).await;
 }
+
+const HELLOWORLD: &str = env!("CARGO_BIN_EXE_helloworld");
+const HELLOWORLD_AGENT: &str = env!("CARGO_BIN_EXE_helloworld-agent");
+
+#[tokio::test]
+async fn helloworld_binaries_run_against_a_hub_and_a_managed_cluster_and_stop_on_sigterm() {
+    use crate::support::Process;
+    let hub_env = TestEnv::hub().await.unwrap();
+    hub_env.install_ocm_crds().await.unwrap();
+    let spoke_env = TestEnv::spoke().await.unwrap();
+    let (hub, spoke) = (hub_env.client().await.unwrap(), spoke_env.client().await.unwrap());
+    let cluster = unique("hw-bin");
+    let install_ns = unique("hw-bin-addon");
+    namespace(&hub, &cluster).await;
+    namespace(&spoke, &install_ns).await;
+    let mca: ManagedClusterAddOn =
+        serde_json::from_value(json!({"metadata": {"name": "helloworld", "namespace": cluster}, "spec": {}}))
+            .unwrap();
+    Api::<ManagedClusterAddOn>::namespaced(hub.clone(), &cluster)
+        .create(&PostParams::default(), &mca)
+        .await
+        .unwrap();
+    hub_configmap(&hub, &cluster, "from-hub", json!({"k": "v"})).await;
+    let dir = tempfile::tempdir().unwrap();
+
+    let controller = Process::start(
+        HELLOWORLD,
+        &[format!("--kubeconfig={}", hub_env.kubeconfig_path().display())],
+        &dir.path().join("helloworld.log"),
+    );
+    eventually("the hub controller started", || async {
+        controller.assert_running();
+        controller
+            .output()
+            .contains("helloworld hub controller started")
+            .then_some(())
+    })
+    .await;
+
+    let agent = Process::start(
+        HELLOWORLD_AGENT,
+        &[
+            format!("--hub-kubeconfig={}", hub_env.kubeconfig_path().display()),
+            format!("--cluster-name={cluster}"),
+            format!("--addon-namespace={install_ns}"),
+            format!("--kubeconfig={}", spoke_env.kubeconfig_path().display()),
+        ],
+        &dir.path().join("helloworld-agent.log"),
+    );
+    let copies = Api::<ConfigMap>::namespaced(spoke.clone(), &install_ns);
+    eventually("the agent's copy of the hub ConfigMap", || async {
+        agent.assert_running();
+        copies.get_opt("from-hub").await.unwrap()
+    })
+    .await;
+    controller.assert_running();
+    assert!(agent.terminate().await.success());
+    assert!(controller.terminate().await.success());
+    delete_namespace(&hub, &cluster).await;
+    delete_namespace(&spoke, &install_ns).await;
+}
