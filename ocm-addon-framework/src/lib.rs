@@ -12,6 +12,9 @@
 
 pub mod agent;
 mod controllers;
+pub mod factory;
+pub mod hub_kubeconfig;
+pub mod lease;
 pub mod manager;
 
 pub use agent::{AgentAddon, AgentAddonOptions};

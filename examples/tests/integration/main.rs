@@ -11,5 +11,6 @@
 
 mod binaries;
 mod flags;
+mod helloworld_agent;
 mod quickstart;
 mod support;
