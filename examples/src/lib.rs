@@ -10,7 +10,7 @@
 //! | [`cluster`] | the cluster a process talks to: a kubeconfig's, or an embedded control plane (`--embedded DIR`) |
 //! | [`hub`] | the `hub` binary: flags, set-up, controllers, `get-token` |
 //! | [`klusterlet`] | the `klusterlet` binary: flags, the registration and work agents, `--unjoin` |
-//! | [`quickstart`] | the `quickstart` binary: an embedded hub and managed cluster joined step by step |
+//! | [`quickstart`] | the `quickstart` binary: an embedded hub and managed cluster joined step by step, then the helloworld add-on (`quickstart_addon`) |
 //! | [`helloworld`] | the `helloworld` binary: the helloworld add-on's hub controller (templates, registration, hub RBAC, lease health) |
 //! | [`helloworld_agent`] | the `helloworld-agent` binary: copies the hub ConfigMaps of its cluster to the managed cluster and renews the add-on lease |
 //! | [`flags`] | `--feature-gates` and `key=value` flags parsed as upstream's components parse them |
@@ -25,4 +25,5 @@ pub mod hub;
 pub mod klusterlet;
 pub mod process;
 pub mod quickstart;
+mod quickstart_addon;
 pub mod serving;

@@ -2,8 +2,10 @@
 //! an embedded managed cluster, runs the hub controllers and the klusterlet's registration and
 //! work agents, and walks the join step by step — ManagedCluster created, CSR pending, CSR
 //! approved, cluster accepted, Joined and Available — then applies a ManifestWork holding the
-//! `hello` Pod, printing at each step the kubectl commands that show it. (The embedded managed
-//! cluster has no kubelet: the Pod is created and stays Pending, which the demo says.)
+//! `hello` Pod, and walks the OCM blog's helloworld add-on (installed, enabled, registered, its
+//! agent copying a hub ConfigMap, Available; `quickstart_addon`), printing at each step the kubectl
+//! commands that show it. (The embedded managed cluster has no kubelet: the Pod is created and
+//! stays Pending, and the add-on agent runs in the quickstart's process, which the demo says.)
 //!
 //! The approval and the acceptance are done through the API, as `kubectl certificate approve`
 //! and `kubectl patch managedcluster … hubAcceptsClient: true` do; with `--manual` the demo
