@@ -11,7 +11,9 @@
 //! between `ocm-api` and `ocm-core`.
 
 pub mod agent;
+pub(crate) mod controllers;
 pub mod manager;
+pub mod registration;
 
 pub use agent::{AgentAddon, AgentAddonOptions};
 pub use manager::{AddonManager, ManagerError};

@@ -315,8 +315,28 @@ impl AddonManager {
 }
 
 /// The controllers of the manager, each subscribed to the shared stores it reads.
-fn controllers(_ctx: &Arc<Context>, _informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
-    let controllers: Vec<ControllerFuture> = Vec::new();
+fn controllers(ctx: &Arc<Context>, informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
+    let mut controllers: Vec<ControllerFuture> = Vec::new();
+    controllers.push(Box::pin(crate::controllers::registration::run(
+        ctx.clone(),
+        informers.managed_addons(crate::controllers::registration::NAME)?,
+        informers.triggers(),
+    )));
+    controllers.push(Box::pin(crate::controllers::csr_approve::run(
+        ctx.clone(),
+        informers.csrs(crate::controllers::csr_approve::NAME)?,
+    )));
+    controllers.push(Box::pin(crate::controllers::csr_sign::run(
+        ctx.clone(),
+        informers.csrs(crate::controllers::csr_sign::NAME)?,
+    )));
+    if let Some(config_controllers) = crate::controllers::config::controllers(
+        ctx,
+        informers.managed_addons("addon-config-controller")?,
+        informers.cluster_management_addons("management-addon-config-controller")?,
+    ) {
+        controllers.extend(config_controllers);
+    }
     Ok(controllers)
 }
 
