@@ -84,6 +84,7 @@ pub(crate) struct Context {
     /// Every ClusterManagementAddOn.
     pub(crate) cluster_management_addons: Store<ClusterManagementAddOn>,
     /// The ManifestWorks labelled with one of the manager's add-on names.
+    #[allow(dead_code, reason = "read by the deploy controllers")]
     pub(crate) works: Store<ManifestWork>,
     /// The CSRs labelled with one of the manager's add-on names.
     pub(crate) csrs: Store<CertificateSigningRequest>,
@@ -108,6 +109,7 @@ pub(crate) struct Informers {
 
 impl Informers {
     /// A stream of the ManagedClusters the store sees, for the controller `who`.
+    #[allow(dead_code, reason = "used by the deploy controllers")]
     pub(crate) fn clusters(&self, who: &'static str) -> Result<ReflectHandle<ManagedCluster>, ManagerError> {
         self.clusters.subscribe().ok_or(ManagerError::Subscribe(who))
     }
@@ -133,6 +135,7 @@ impl Informers {
     }
 
     /// A stream of the add-on ManifestWorks the store sees, for the controller `who`.
+    #[allow(dead_code, reason = "used by the deploy controllers")]
     pub(crate) fn works(&self, who: &'static str) -> Result<ReflectHandle<ManifestWork>, ManagerError> {
         self.works.subscribe().ok_or(ManagerError::Subscribe(who))
     }

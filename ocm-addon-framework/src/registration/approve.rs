@@ -19,15 +19,14 @@ use crate::agent::CsrApproveCheck;
 #[must_use]
 pub fn csr_requester(csr: &CertificateSigningRequest) -> String {
     let username = csr.spec.username.clone().unwrap_or_default();
-    if username == subjects::GRPC_SERVER_USER {
-        if let Some(user) = csr
+    if username == subjects::GRPC_SERVER_USER
+        && let Some(user) = csr
             .metadata
             .annotations
             .as_ref()
             .and_then(|a| a.get(annotations::CSR_USER))
-        {
-            return user.clone();
-        }
+    {
+        return user.clone();
     }
     username
 }

@@ -53,13 +53,13 @@ fn has_condition(csr: &CertificateSigningRequest, type_: &str) -> bool {
         .any(|c| c.type_ == type_)
 }
 
+/// What an add-on agent's CSR belongs to: the add-on, its cluster and its ManagedClusterAddOn.
+pub(crate) type CsrOwner = (Arc<dyn AgentAddon>, Arc<ManagedCluster>, Arc<ManagedClusterAddOn>);
+
 /// The add-on, cluster and ManagedClusterAddOn of an add-on agent's CSR, when the CSR is named
 /// `addon…`, labelled with a registered add-on and a cluster that exist, and the add-on passes
 /// the manager's filter.
-pub(crate) fn addon_of(
-    ctx: &Context,
-    csr: &CertificateSigningRequest,
-) -> Option<(Arc<dyn AgentAddon>, Arc<ManagedCluster>, Arc<ManagedClusterAddOn>)> {
+pub(crate) fn addon_of(ctx: &Context, csr: &CertificateSigningRequest) -> Option<CsrOwner> {
     if !csr.name_any().starts_with("addon") {
         return None;
     }
