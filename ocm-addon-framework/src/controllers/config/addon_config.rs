@@ -13,9 +13,12 @@ use kube::runtime::reflector::{ObjectRef, ReflectHandle};
 use kube::{Api, ResourceExt};
 use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 
-use super::{ConfigStores, hash, names};
+use super::{ConfigStores, Lookup, hash, names};
 use crate::controllers::common::{self, Backoff};
 use crate::manager::{Context, ManagerError};
+
+/// When to look again while a config cache has not listed its type yet.
+pub(crate) const NOT_READY_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The controller's name.
 pub(crate) const NAME: &str = "addon-config-controller";
@@ -68,7 +71,6 @@ pub(crate) async fn run(
     let events =
         addons.filter(move |addon| futures::future::ready(registered.addon(&addon.name_any()).is_some()));
     let store = ctx.managed_addons.clone();
-    configs.wait_until_ready().await;
     let state = Arc::new(State {
         ctx,
         configs,
@@ -84,7 +86,7 @@ pub(crate) async fn run(
                 if result.is_ok() {
                     state.backoff.succeeded(&key);
                 }
-                result.map(|()| Action::await_change())
+                result
             },
             |addon, error: &AddonConfigError, state: Arc<State>| {
                 tracing::warn!(%error, "recording the add-on's config hashes failed");
@@ -102,7 +104,7 @@ fn key(addon: &ManagedClusterAddOn) -> String {
 }
 
 #[tracing::instrument(skip_all, fields(addon = %key(current)))]
-async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<(), AddonConfigError> {
+async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<Action, AddonConfigError> {
     let key = key(current);
     let name = current.name_any();
     if state.ctx.addon(&name).is_none()
@@ -112,12 +114,13 @@ async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<(), A
             .get(&ObjectRef::new(&name))
             .is_none()
     {
-        return Ok(());
+        return Ok(Action::await_change());
     }
     let Some(old_status) = current.status.as_ref() else {
-        return Ok(());
+        return Ok(Action::await_change());
     };
     let mut status = old_status.clone();
+    let mut next = Action::await_change();
     let spec_configs = current.spec.configs.as_deref().unwrap_or_default();
     for reference in status.config_references.iter_mut().flatten() {
         let group = reference.group.clone();
@@ -127,13 +130,18 @@ async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<(), A
         let Some(desired) = reference.desired_config.as_mut() else {
             continue;
         };
-        let Some(config) = state.configs.get(
+        let config = match state.configs.get(
             group.as_deref(),
             &reference.resource,
             desired.namespace.as_deref(),
             &desired.name,
-        ) else {
-            continue;
+        ) {
+            Lookup::Found(config) => config,
+            Lookup::Missing => continue,
+            Lookup::NotReady => {
+                next = Action::requeue(NOT_READY_RETRY);
+                continue;
+            }
         };
         reference.last_observed_generation = config.metadata.generation;
         let own = spec_configs.iter().any(|c| {
@@ -162,7 +170,7 @@ async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<(), A
         current.metadata.uid.as_deref(),
         current.metadata.resource_version.as_deref(),
     ) else {
-        return Ok(());
+        return Ok(next);
     };
     Api::<ManagedClusterAddOn>::namespaced(
         state.ctx.client.clone(),
@@ -174,5 +182,5 @@ async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<(), A
         key: key.clone(),
         source,
     })?;
-    Ok(())
+    Ok(next)
 }

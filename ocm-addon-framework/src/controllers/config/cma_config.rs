@@ -11,7 +11,8 @@ use kube::runtime::reflector::{ObjectRef, ReflectHandle};
 use kube::{Api, ResourceExt};
 use ocm_api::addon::v1beta1::{ClusterManagementAddOn, ConfigSpecHash};
 
-use super::{ConfigStores, hash};
+use super::addon_config::NOT_READY_RETRY;
+use super::{ConfigStores, Lookup, hash};
 use crate::controllers::common::{self, Backoff};
 use crate::manager::{Context, ManagerError};
 
@@ -65,7 +66,6 @@ pub(crate) async fn run(
     let registered = ctx.clone();
     let events = cmas.filter(move |cma| futures::future::ready(registered.addon(&cma.name_any()).is_some()));
     let store = ctx.cluster_management_addons.clone();
-    configs.wait_until_ready().await;
     let state = Arc::new(State {
         ctx,
         configs,
@@ -80,7 +80,7 @@ pub(crate) async fn run(
                 if result.is_ok() {
                     state.backoff.succeeded(&cma.name_any());
                 }
-                result.map(|()| Action::await_change())
+                result
             },
             |cma, error: &CmaConfigError, state: Arc<State>| {
                 tracing::warn!(%error, "recording the ClusterManagementAddOn's config hashes failed");
@@ -93,44 +93,47 @@ pub(crate) async fn run(
     Err(ManagerError::ControllerStopped(NAME))
 }
 
-/// Sets the spec hash of `desired` (a config of this group and resource) from the cache.
+/// Sets the spec hash of `desired` (a config of this group and resource) from the cache;
+/// `false` when the cache has not listed the type yet (the hash is left alone).
 fn set_hash(
     configs: &ConfigStores,
     cma: &str,
     group: Option<&str>,
     resource: &str,
     desired: Option<&mut ConfigSpecHash>,
-) -> Result<(), CmaConfigError> {
+) -> Result<bool, CmaConfigError> {
     let Some(desired) = desired else {
-        return Ok(());
+        return Ok(true);
     };
     if desired.name.is_empty() || !configs.supports(group, resource) {
-        return Ok(());
+        return Ok(true);
     }
     let spec_hash = match configs.get(group, resource, desired.namespace.as_deref(), &desired.name) {
-        Some(config) => hash(&config).map_err(|source| CmaConfigError::HashConfig {
+        Lookup::Found(config) => hash(&config).map_err(|source| CmaConfigError::HashConfig {
             cma: cma.to_string(),
             config: desired.name.clone(),
             source,
         })?,
-        None => String::new(),
+        Lookup::Missing => String::new(),
+        Lookup::NotReady => return Ok(false),
     };
     desired.spec_hash = Some(spec_hash);
-    Ok(())
+    Ok(true)
 }
 
 #[tracing::instrument(skip_all, fields(cma = %current.name_any()))]
-async fn reconcile(current: &ClusterManagementAddOn, state: &State) -> Result<(), CmaConfigError> {
+async fn reconcile(current: &ClusterManagementAddOn, state: &State) -> Result<Action, CmaConfigError> {
     let name = current.name_any();
     if state.ctx.addon(&name).is_none() {
-        return Ok(());
+        return Ok(Action::await_change());
     }
     let Some(old_status) = current.status.as_ref() else {
-        return Ok(());
+        return Ok(Action::await_change());
     };
     let mut status = old_status.clone();
+    let mut ready = true;
     for reference in status.default_config_references.iter_mut().flatten() {
-        set_hash(
+        ready &= set_hash(
             &state.configs,
             &name,
             reference.group.as_deref(),
@@ -140,7 +143,7 @@ async fn reconcile(current: &ClusterManagementAddOn, state: &State) -> Result<()
     }
     for progression in status.install_progressions.iter_mut().flatten() {
         for reference in progression.config_references.iter_mut().flatten() {
-            set_hash(
+            ready &= set_hash(
                 &state.configs,
                 &name,
                 reference.group.as_deref(),
@@ -149,6 +152,11 @@ async fn reconcile(current: &ClusterManagementAddOn, state: &State) -> Result<()
             )?;
         }
     }
+    let next = if ready {
+        Action::await_change()
+    } else {
+        Action::requeue(NOT_READY_RETRY)
+    };
     let serialize = |source| CmaConfigError::SerializeStatus {
         cma: name.clone(),
         source,
@@ -161,7 +169,7 @@ async fn reconcile(current: &ClusterManagementAddOn, state: &State) -> Result<()
         current.metadata.uid.as_deref(),
         current.metadata.resource_version.as_deref(),
     ) else {
-        return Ok(());
+        return Ok(next);
     };
     Api::<ClusterManagementAddOn>::all(state.ctx.client.clone())
         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
@@ -170,5 +178,5 @@ async fn reconcile(current: &ClusterManagementAddOn, state: &State) -> Result<()
             cma: name.clone(),
             source,
         })?;
-    Ok(())
+    Ok(next)
 }

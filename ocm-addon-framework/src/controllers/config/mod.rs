@@ -11,6 +11,7 @@ mod cma_config;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
@@ -27,42 +28,56 @@ pub(crate) type GroupResource = (String, String);
 
 /// The caches of every supported config type, by group and resource.
 pub(crate) struct ConfigStores {
-    stores: BTreeMap<GroupResource, (ApiResource, Store<DynamicObject>)>,
+    stores: BTreeMap<GroupResource, ConfigStore>,
+}
+
+/// The cache of one config type and whether it has listed its type once.
+struct ConfigStore {
+    resource: ApiResource,
+    store: Store<DynamicObject>,
+    ready: Arc<AtomicBool>,
+}
+
+/// What a cache knows of a config.
+pub(crate) enum Lookup {
+    /// The cache has not listed the type yet: nothing is known.
+    NotReady,
+    /// The config does not exist.
+    Missing,
+    /// The config.
+    Found(Arc<DynamicObject>),
 }
 
 impl ConfigStores {
-    /// Waits until every cache has listed its type once (as upstream waits for its informers),
-    /// so that a config not in a cache does not exist.
-    pub(crate) async fn wait_until_ready(&self) {
-        for (_, store) in self.stores.values() {
-            if store.wait_until_ready().await.is_err() {
-                tracing::warn!("an add-on config cache stopped before it was ready");
-            }
-        }
-    }
-
     /// Whether a cache exists for this group and resource.
     pub(crate) fn supports(&self, group: Option<&str>, resource: &str) -> bool {
         self.stores
             .contains_key(&(group.unwrap_or_default().to_string(), resource.to_string()))
     }
 
-    /// The cached config `namespace/name` of this group and resource.
+    /// The config `namespace/name` of this group and resource, as far as the cache knows
+    /// (`Missing` also for an unsupported type).
     pub(crate) fn get(
         &self,
         group: Option<&str>,
         resource: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Option<Arc<DynamicObject>> {
-        let (ar, store) = self
+    ) -> Lookup {
+        let Some(cache) = self
             .stores
-            .get(&(group.unwrap_or_default().to_string(), resource.to_string()))?;
-        let mut key = ObjectRef::<DynamicObject>::new_with(name, ar.clone());
+            .get(&(group.unwrap_or_default().to_string(), resource.to_string()))
+        else {
+            return Lookup::Missing;
+        };
+        if !cache.ready.load(Ordering::Acquire) {
+            return Lookup::NotReady;
+        }
+        let mut key = ObjectRef::<DynamicObject>::new_with(name, cache.resource.clone());
         if let Some(namespace) = namespace.filter(|n| !n.is_empty()) {
             key = key.within(namespace);
         }
-        store.get(&key)
+        cache.store.get(&key).map_or(Lookup::Missing, Lookup::Found)
     }
 }
 
@@ -105,7 +120,15 @@ pub(crate) fn controllers(
         };
         let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
         let reader = writer.as_reader();
-        stores.insert((gvr.group.clone(), gvr.resource.clone()), (ar.clone(), reader));
+        let ready = Arc::new(AtomicBool::new(false));
+        stores.insert(
+            (gvr.group.clone(), gvr.resource.clone()),
+            ConfigStore {
+                resource: ar.clone(),
+                store: reader,
+                ready: ready.clone(),
+            },
+        );
         let api = Api::<DynamicObject>::all_with(ctx.client.clone(), &ar);
         let watch_ctx = ctx.clone();
         let (addon_tx, cma_tx) = (addon_tx.clone(), cma_tx.clone());
@@ -123,7 +146,8 @@ pub(crate) fn controllers(
                         ) => {
                             enqueue_referrers(&watch_ctx, &group_resource, &config, &addon_tx, &cma_tx);
                         }
-                        Ok(_) => {}
+                        Ok(watcher::Event::InitDone) => ready.store(true, Ordering::Release),
+                        Ok(watcher::Event::Init) => {}
                         Err(error) => tracing::warn!(%error, "watching add-on configs failed"),
                     }
                     futures::future::ready(())
