@@ -11,7 +11,7 @@ use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::names::values;
 use serde_json::{Map, Value};
 
-use crate::manager::AddonFilter;
+use crate::manager::{AddonFilter, Context};
 
 /// The add-on API group.
 pub(crate) const ADDON_GROUP: &str = "addon.open-cluster-management.io";
@@ -49,6 +49,22 @@ pub(crate) fn owned_by_cma(addon: &ManagedClusterAddOn) -> bool {
         .unwrap_or_default()
         .iter()
         .any(|o| o.kind == "ClusterManagementAddOn" && o.name == name)
+}
+
+/// Waits until the shared caches of ManagedClusters, ManagedClusterAddOns,
+/// ClusterManagementAddOns and CSRs have listed once (as upstream waits for its informers before
+/// starting controllers): a controller that looked up an object of a cache not listed yet
+/// would take it for missing and drop its key until the next event.
+pub(crate) async fn wait_for_caches(ctx: &Context) {
+    let waits = [
+        ctx.clusters.wait_until_ready().await,
+        ctx.managed_addons.wait_until_ready().await,
+        ctx.cluster_management_addons.wait_until_ready().await,
+        ctx.csrs.wait_until_ready().await,
+    ];
+    if waits.iter().any(Result::is_err) {
+        tracing::warn!("a shared cache stopped before it was ready");
+    }
 }
 
 /// Now, for condition transition times.
@@ -147,6 +163,27 @@ mod tests {
             b.failed("x");
         }
         assert_eq!(b.failed("x"), Duration::from_secs(1000));
+    }
+
+    #[test]
+    fn template_filter_needs_an_addon_template_with_a_hash() {
+        let with = |refs: serde_json::Value| -> ManagedClusterAddOn {
+            serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "c"}, "spec": {},
+                "status": {"configReferences": refs}}))
+            .unwrap()
+        };
+        let hashed = with(json!([{"group": ADDON_GROUP, "resource": "addontemplates",
+            "desiredConfig": {"name": "t", "specHash": "abc"}}]));
+        let unhashed = with(json!([{"group": ADDON_GROUP, "resource": "addontemplates",
+            "desiredConfig": {"name": "t", "specHash": ""}}]));
+        let other = with(
+            json!([{"group": ADDON_GROUP, "resource": "addondeploymentconfigs",
+            "desiredConfig": {"name": "t", "specHash": "abc"}}]),
+        );
+        assert!(accepted(AddonFilter::TemplateBased, &hashed));
+        assert!(!accepted(AddonFilter::TemplateBased, &unhashed));
+        assert!(!accepted(AddonFilter::TemplateBased, &other));
+        assert!(accepted(AddonFilter::All, &other));
     }
 
     #[test]

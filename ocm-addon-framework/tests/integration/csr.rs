@@ -109,6 +109,68 @@ async fn addon_csr_approve() {
     s.cleanup(&hub.client).await;
 }
 
+/// CSRs are left alone when the add-on's check refuses them, when the ManagedClusterAddOn does
+/// not exist, or when they are not named `addon…`.
+#[tokio::test]
+async fn addon_csr_left_pending_when_not_approvable() {
+    use ocm_addon_framework::registration::approve::DefaultCsrApprover;
+    let hub = hub().await;
+    let s = Scenario::new("csrno");
+    let cma = s.create_cluster_and_cma(&hub.client, json!({})).await;
+    s.create_mca(&hub.client, json!({}), &cma).await;
+    let other = Scenario::new("csrno2");
+    crate::support::create_cluster(&hub.client, &other.cluster).await;
+    let refusing = TestAddon {
+        options: AgentAddonOptions {
+            addon_name: s.addon.clone(),
+            registration: Some(RegistrationOption {
+                // The requester is the test's admin user, not an agent of the cluster.
+                csr_approve_check: Some(Arc::new(DefaultCsrApprover::new("a"))),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    };
+    let approving = TestAddon {
+        options: AgentAddonOptions {
+            addon_name: other.addon.clone(),
+            registration: Some(RegistrationOption {
+                csr_approve_check: Some(Arc::new(ApproveAll)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    };
+    let _manager = run_manager(&hub.client, vec![refusing.shared(), approving.shared()]);
+    let refused = create_csr(
+        &hub.client,
+        &s.cluster,
+        &s.addon,
+        "kubernetes.io/kube-apiserver-client",
+    )
+    .await;
+    // No ManagedClusterAddOn of the approving add-on on its cluster.
+    let orphan = create_csr(
+        &hub.client,
+        &other.cluster,
+        &other.addon,
+        "kubernetes.io/kube-apiserver-client",
+    )
+    .await;
+    let api = Api::<CertificateSigningRequest>::all(hub.client.clone());
+    crate::support::consistently(3, "the CSRs stay pending", || async {
+        let a = api.get(&refused).await.unwrap();
+        let b = api.get(&orphan).await.unwrap();
+        !has_condition(&a, "Approved") && !has_condition(&b, "Approved")
+    })
+    .await;
+    for name in [refused, orphan] {
+        let _ = api.delete(&name, &DeleteParams::default()).await;
+    }
+    s.cleanup(&hub.client).await;
+    other.cleanup(&hub.client).await;
+}
+
 /// A signer that remembers what it returned.
 struct Recording {
     inner: SignerWithExpiry,

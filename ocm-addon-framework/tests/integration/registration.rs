@@ -408,3 +408,57 @@ async fn kube_client_signer_configurations_publish_the_default_subject() {
     .await;
     s.cleanup(&hub.client).await;
 }
+
+/// A permission config that fails.
+struct Failing;
+
+#[async_trait::async_trait]
+impl ocm_addon_framework::agent::PermissionConfig for Failing {
+    async fn configure(
+        &self,
+        _cluster: &ocm_api::cluster::v1::ManagedCluster,
+        addon: &ManagedClusterAddOn,
+    ) -> Result<(), ocm_addon_framework::agent::AddonError> {
+        Err(ocm_addon_framework::agent::AddonError::ConfigurePermission {
+            addon: addon.metadata.name.clone().unwrap_or_default(),
+            source: "no RBAC today".into(),
+        })
+    }
+}
+
+/// A failing permission config sets `RegistrationApplied` False with `SetPermissionFailed` and
+/// the error in the message.
+#[tokio::test]
+async fn registration_reports_a_failed_permission_config() {
+    let hub = hub().await;
+    let s = Scenario::new("regfail");
+    let cma = s.create_cluster_and_cma(&hub.client, json!({})).await;
+    let addon = TestAddon {
+        options: AgentAddonOptions {
+            addon_name: s.addon.clone(),
+            registration: Some(RegistrationOption {
+                configurations: Some(Arc::new(Fixed(registrations(json!([{"type": "kubeClient"}]))))),
+                permission_config: Some(Arc::new(Failing)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    };
+    let _manager = run_manager(&hub.client, vec![addon.shared()]);
+    s.create_mca(&hub.client, json!({}), &cma).await;
+    let mca = eventually("SetPermissionFailed", || async {
+        s.get_mca(&hub.client).await.filter(|m| {
+            condition(m, "RegistrationApplied")
+                .is_some_and(|c| c.status == "False" && c.reason == "SetPermissionFailed")
+        })
+    })
+    .await;
+    let message = &condition(&mca, "RegistrationApplied").unwrap().message;
+    assert!(
+        message.starts_with("Failed to set permission for hub agent: ") && message.contains("no RBAC today"),
+        "{message}"
+    );
+    // Nothing else is published while the permissions fail.
+    assert_eq!(mca.status.unwrap().registrations, None);
+    s.cleanup(&hub.client).await;
+}

@@ -246,6 +246,11 @@ impl Drop for RunningManager {
 
 /// Runs an `AddonManager` of `addons` against `client` in the background.
 pub fn run_manager(client: &Client, addons: Vec<Arc<dyn AgentAddon>>) -> RunningManager {
+    // Logs with RUST_LOG set (e.g. RUST_LOG=ocm_addon_framework=debug).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let mut manager = AddonManager::new(client.clone());
     for addon in addons {
         manager.add_agent(addon).unwrap();

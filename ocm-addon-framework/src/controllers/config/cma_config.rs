@@ -71,6 +71,7 @@ pub(crate) async fn run(
         configs,
         backoff: Backoff::default(),
     });
+    common::wait_for_caches(&state.ctx).await;
     Controller::for_shared_stream(events, store)
         .with_config(Config::default().concurrency(1))
         .reconcile_on(config_changes)

@@ -13,7 +13,7 @@ use kube::runtime::reflector::ReflectHandle;
 use kube::{Api, ResourceExt};
 use ocm_api::names::subjects;
 
-use super::common::Backoff;
+use super::common::{self, Backoff};
 use super::csr_approve::{addon_of, is_approved, is_denied};
 use crate::agent::AddonError;
 use crate::manager::{Context, ManagerError};
@@ -74,6 +74,7 @@ pub(crate) async fn run(
         ctx,
         backoff: Backoff::default(),
     });
+    common::wait_for_caches(&state.ctx).await;
     Controller::for_shared_stream(events, store)
         .with_config(Config::default().concurrency(1))
         .run(
