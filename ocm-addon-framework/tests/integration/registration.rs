@@ -460,5 +460,21 @@ async fn registration_reports_a_failed_permission_config() {
     );
     // Nothing else is published while the permissions fail.
     assert_eq!(mca.status.unwrap().registrations, None);
+    // And a Warning event on the ManagedClusterAddOn says so.
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(hub.client.clone(), &s.cluster);
+    eventually("the Warning event", || async {
+        events
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .find(|e| {
+                e.type_.as_deref() == Some("Warning")
+                    && e.reason.as_deref() == Some("SetPermissionFailed")
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(s.addon.as_str())
+            })
+    })
+    .await;
     s.cleanup(&hub.client).await;
 }

@@ -8,8 +8,10 @@ mod build;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
+use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{ObjectRef, ReflectHandle};
 use kube::{Api, ResourceExt};
 use ocm_api::addon::v1beta1::{ConfigGroupResource, ManagedClusterAddOn, ManagedClusterAddOnStatus};
@@ -75,6 +77,7 @@ pub(crate) enum RegistrationError {
 struct State {
     ctx: Arc<Context>,
     backoff: Backoff,
+    recorder: Recorder,
 }
 
 /// Runs the controller until its streams end.
@@ -87,9 +90,17 @@ pub(crate) async fn run(
     let events =
         addons.filter(move |addon| futures::future::ready(registered.addon(&addon.name_any()).is_some()));
     let store = ctx.managed_addons.clone();
+    let recorder = Recorder::new(
+        ctx.client.clone(),
+        Reporter {
+            controller: NAME.to_string(),
+            instance: None,
+        },
+    );
     let state = Arc::new(State {
         ctx,
         backoff: Backoff::default(),
+        recorder,
     });
     common::wait_for_caches(&state.ctx).await;
     Controller::for_shared_stream(events, store)
@@ -98,7 +109,7 @@ pub(crate) async fn run(
         .run(
             |addon, state: Arc<State>| async move {
                 let key = key(&addon);
-                let result = reconcile(&addon, &state.ctx).await;
+                let result = reconcile(&addon, &state).await;
                 if result.is_ok() {
                     state.backoff.succeeded(&key);
                 }
@@ -120,7 +131,8 @@ fn key(addon: &ManagedClusterAddOn) -> String {
 }
 
 #[tracing::instrument(skip_all, fields(addon = %key(current)))]
-async fn reconcile(current: &ManagedClusterAddOn, ctx: &Context) -> Result<(), RegistrationError> {
+async fn reconcile(current: &ManagedClusterAddOn, state: &State) -> Result<(), RegistrationError> {
+    let ctx = state.ctx.as_ref();
     let key = key(current);
     let cluster_name = current.namespace().unwrap_or_default();
     let Some(agent) = ctx.addon(&current.name_any()).cloned() else {
@@ -173,6 +185,17 @@ async fn reconcile(current: &ManagedClusterAddOn, ctx: &Context) -> Result<(), R
                     &format!("Failed to set permission for hub agent: {source}"),
                 );
                 patch(ctx, current, &status, &key).await?;
+                // The add-on's author or the hub's admin has to act: say so where they look.
+                let event = Event {
+                    type_: EventType::Warning,
+                    reason: cond::reasons::REGISTRATION_SET_PERMISSION_FAILED.to_string(),
+                    note: Some(format!("Failed to set permission for hub agent: {source}")),
+                    action: "SetPermission".to_string(),
+                    secondary: None,
+                };
+                if let Err(error) = state.recorder.publish(&event, &current.object_ref(&())).await {
+                    tracing::debug!(%error, "publishing an event failed");
+                }
                 return Err(RegistrationError::ConfigurePermission { key, source });
             }
         }
