@@ -478,3 +478,64 @@ async fn registration_reports_a_failed_permission_config() {
     .await;
     s.cleanup(&hub.client).await;
 }
+
+/// The RBAC builder's cluster-wide steps: a ClusterRole bound to a group by a binding of the
+/// same name, its rules updated when they change; an aggregated ClusterRole is refused.
+#[tokio::test]
+async fn permission_config_applies_and_updates_cluster_roles() {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use ocm_addon_framework::agent::PermissionConfig;
+
+    let hub = hub().await;
+    let s = Scenario::new("regcr");
+    let cma = s.create_cluster_and_cma(&hub.client, json!({})).await;
+    let mca = s.create_mca(&hub.client, json!({}), &cma).await;
+    let cluster = Api::<ocm_api::cluster::v1::ManagedCluster>::all(hub.client.clone())
+        .get(&s.cluster)
+        .await
+        .unwrap();
+    let role = |verbs: serde_json::Value| -> ClusterRole {
+        serde_json::from_value(json!({"metadata": {"name": s.addon},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]}))
+        .unwrap()
+    };
+    RbacPermissionConfigBuilder::new(hub.client.clone())
+        .bind_cluster_role_to_group(role(json!(["get"])), "group1")
+        .build()
+        .configure(&cluster, &mca)
+        .await
+        .unwrap();
+    let roles = Api::<ClusterRole>::all(hub.client.clone());
+    let bindings = Api::<ClusterRoleBinding>::all(hub.client.clone());
+    let binding = bindings.get(&s.addon).await.unwrap();
+    assert_eq!(binding.role_ref.name, s.addon);
+    let subject = &binding.subjects.unwrap()[0];
+    assert_eq!(
+        (subject.kind.as_str(), subject.name.as_str()),
+        ("Group", "group1")
+    );
+    RbacPermissionConfigBuilder::new(hub.client.clone())
+        .bind_cluster_role_to_user(role(json!(["get", "list"])), "user1")
+        .build()
+        .configure(&cluster, &mca)
+        .await
+        .unwrap();
+    let updated = roles.get(&s.addon).await.unwrap();
+    assert_eq!(updated.rules.unwrap()[0].verbs, vec!["get", "list"]);
+    let subject = &bindings.get(&s.addon).await.unwrap().subjects.unwrap()[0];
+    assert_eq!((subject.kind.as_str(), subject.name.as_str()), ("User", "user1"));
+    let aggregated: ClusterRole =
+        serde_json::from_value(json!({"metadata": {"name": format!("{}-agg", s.addon)},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}}))
+        .unwrap();
+    let refused = RbacPermissionConfigBuilder::new(hub.client.clone())
+        .with_static_cluster_role(aggregated)
+        .build()
+        .configure(&cluster, &mca)
+        .await;
+    assert!(refused.unwrap_err().to_string().contains("aggregated"));
+    // Cluster-wide objects are not owned: the test removes them.
+    let _ = roles.delete(&s.addon, &Default::default()).await;
+    let _ = bindings.delete(&s.addon, &Default::default()).await;
+    s.cleanup(&hub.client).await;
+}
