@@ -539,3 +539,56 @@ async fn permission_config_applies_and_updates_cluster_roles() {
     let _ = bindings.delete(&s.addon, &Default::default()).await;
     s.cleanup(&hub.client).await;
 }
+
+/// Registrations that change while the manager runs.
+struct Changing(std::sync::Mutex<Vec<RegistrationConfig>>);
+
+#[async_trait::async_trait]
+impl ocm_addon_framework::agent::RegistrationConfigurations for Changing {
+    async fn configurations(
+        &self,
+        _cluster: &ocm_api::cluster::v1::ManagedCluster,
+        _addon: &ManagedClusterAddOn,
+    ) -> Result<Vec<RegistrationConfig>, ocm_addon_framework::agent::AddonError> {
+        Ok(self.0.lock().unwrap().clone())
+    }
+}
+
+/// `AddonManager::trigger` reconciles the registration of one add-on on one cluster although
+/// nothing changed on the hub (§2.1).
+#[tokio::test]
+async fn registration_follows_a_trigger() {
+    let hub = hub().await;
+    let s = Scenario::new("regtrig");
+    let cma = s.create_cluster_and_cma(&hub.client, json!({})).await;
+    let first = json!([{"type": "kubeClient", "kubeClient": {"subject": {"user": "first"}}}]);
+    let second = json!([{"type": "kubeClient", "kubeClient": {"subject": {"user": "second"}}}]);
+    let configurations = Arc::new(Changing(std::sync::Mutex::new(registrations(first.clone()))));
+    let addon = TestAddon {
+        options: AgentAddonOptions {
+            addon_name: s.addon.clone(),
+            registration: Some(RegistrationOption {
+                configurations: Some(configurations.clone()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    };
+    let (manager, _running) = crate::support::run_shared_manager(&hub.client, vec![addon.shared()]);
+    s.create_mca(&hub.client, json!({}), &cma).await;
+    eventually("the first registration", || async {
+        s.get_mca(&hub.client)
+            .await
+            .filter(|m| status_registrations(m) == first)
+    })
+    .await;
+    *configurations.0.lock().unwrap() = registrations(second.clone());
+    manager.trigger(&s.cluster, &s.addon);
+    eventually("the second registration", || async {
+        s.get_mca(&hub.client)
+            .await
+            .filter(|m| status_registrations(m) == second)
+    })
+    .await;
+    s.cleanup(&hub.client).await;
+}

@@ -244,6 +244,22 @@ impl Drop for RunningManager {
     }
 }
 
+/// Runs an `AddonManager` of `addons` in the background and hands it out too, for
+/// `AddonManager::trigger`.
+pub fn run_shared_manager(
+    client: &Client,
+    addons: Vec<Arc<dyn AgentAddon>>,
+) -> (Arc<AddonManager>, RunningManager) {
+    let mut manager = AddonManager::new(client.clone());
+    for addon in addons {
+        manager.add_agent(addon).unwrap();
+    }
+    let manager = Arc::new(manager);
+    let running = manager.clone();
+    let task = tokio::spawn(async move { running.run().await });
+    (manager, RunningManager { task })
+}
+
 /// Runs an `AddonManager` of `addons` against `client` in the background.
 pub fn run_manager(client: &Client, addons: Vec<Arc<dyn AgentAddon>>) -> RunningManager {
     // Logs with RUST_LOG set (e.g. RUST_LOG=ocm_addon_framework=debug).
