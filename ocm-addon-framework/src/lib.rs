@@ -11,11 +11,12 @@
 //! between `ocm-api` and `ocm-core`.
 
 pub mod agent;
-mod controllers;
+pub(crate) mod controllers;
 pub mod factory;
 pub mod hub_kubeconfig;
 pub mod lease;
 pub mod manager;
+pub mod registration;
 
 pub use agent::{AgentAddon, AgentAddonOptions};
 pub use manager::{AddonManager, ManagerError};

@@ -82,18 +82,10 @@ pub(crate) struct Context {
     /// Every ManagedClusterAddOn (of any add-on; controllers skip the others).
     pub(crate) managed_addons: Store<ManagedClusterAddOn>,
     /// Every ClusterManagementAddOn.
-    #[allow(
-        dead_code,
-        reason = "read by the CSR and config controllers, which other branches add"
-    )]
     pub(crate) cluster_management_addons: Store<ClusterManagementAddOn>,
     /// The ManifestWorks labelled with one of the manager's add-on names.
     pub(crate) works: Store<ManifestWork>,
     /// The CSRs labelled with one of the manager's add-on names.
-    #[allow(
-        dead_code,
-        reason = "read by the CSR and config controllers, which other branches add"
-    )]
     pub(crate) csrs: Store<CertificateSigningRequest>,
 }
 
@@ -131,10 +123,6 @@ impl Informers {
     }
 
     /// A stream of the ClusterManagementAddOns the store sees, for the controller `who`.
-    #[allow(
-        dead_code,
-        reason = "read by the CSR and config controllers, which other branches add"
-    )]
     pub(crate) fn cluster_management_addons(
         &self,
         who: &'static str,
@@ -150,10 +138,6 @@ impl Informers {
     }
 
     /// A stream of the add-on CSRs the store sees, for the controller `who`.
-    #[allow(
-        dead_code,
-        reason = "read by the CSR and config controllers, which other branches add"
-    )]
     pub(crate) fn csrs(
         &self,
         who: &'static str,
@@ -331,19 +315,36 @@ impl AddonManager {
 }
 
 /// The controllers of the manager, each subscribed to the shared stores it reads.
-#[allow(
-    clippy::vec_init_then_push,
-    reason = "one push per controller, added independently"
-)]
 fn controllers(ctx: &Arc<Context>, informers: &Informers) -> Result<Vec<ControllerFuture>, ManagerError> {
-    let mut controllers: Vec<ControllerFuture> = Vec::new();
-    controllers.push(Box::pin(crate::controllers::deploy::run(
-        ctx.clone(),
-        informers.managed_addons(crate::controllers::deploy::NAME)?,
-        informers.works(crate::controllers::deploy::NAME)?,
-        informers.clusters(crate::controllers::deploy::NAME)?,
-        informers.triggers(),
-    )));
+    let mut controllers: Vec<ControllerFuture> = vec![
+        Box::pin(crate::controllers::registration::run(
+            ctx.clone(),
+            informers.managed_addons(crate::controllers::registration::NAME)?,
+            informers.triggers(),
+        )),
+        Box::pin(crate::controllers::deploy::run(
+            ctx.clone(),
+            informers.managed_addons(crate::controllers::deploy::NAME)?,
+            informers.works(crate::controllers::deploy::NAME)?,
+            informers.clusters(crate::controllers::deploy::NAME)?,
+            informers.triggers(),
+        )),
+        Box::pin(crate::controllers::csr_approve::run(
+            ctx.clone(),
+            informers.csrs(crate::controllers::csr_approve::NAME)?,
+        )),
+        Box::pin(crate::controllers::csr_sign::run(
+            ctx.clone(),
+            informers.csrs(crate::controllers::csr_sign::NAME)?,
+        )),
+    ];
+    if let Some(config_controllers) = crate::controllers::config::controllers(
+        ctx,
+        informers.managed_addons("addon-config-controller")?,
+        informers.cluster_management_addons("management-addon-config-controller")?,
+    ) {
+        controllers.extend(config_controllers);
+    }
     Ok(controllers)
 }
 
