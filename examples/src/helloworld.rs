@@ -14,26 +14,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{ObjectMeta, PostParams};
-use kube::{Api, Client};
-use ocm_addon_framework::agent::{
-    AddonError, CsrApproveCheck, HealthProber, PermissionConfig, RegistrationConfigurations,
-    RegistrationOption,
-};
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role};
+use kube::Client;
+use kube::api::ObjectMeta;
+use ocm_addon_framework::agent::{AddonError, HealthProber, RegistrationOption};
 use ocm_addon_framework::factory::{
     AgentAddonFactory, DeploymentConfigValues, FactoryError, InstallNamespaceFromDeploymentConfig,
     TemplateAgentAddon, Values, ValuesFn, addon_deployment_config_gvr, deployment_config_values,
     image_override_values,
 };
-use ocm_addon_framework::{AddonManager, ManagerError};
-use ocm_api::addon::v1beta1::{
-    KubeClientConfig, KubeClientSubject, ManagedClusterAddOn, RegistrationConfig, RegistrationConfigType,
+use ocm_addon_framework::registration::{
+    DefaultCsrApprover, KubeClientSignerConfigurations, RbacPermissionConfigBuilder,
 };
+use ocm_addon_framework::{AddonManager, ManagerError};
+use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::cluster::v1::ManagedCluster;
-use ocm_api::names::{annotations, subjects};
 use serde_json::Value;
 
 use crate::cluster::{Cluster, ClusterError};
@@ -159,15 +154,15 @@ pub fn build_addon(
             )),
         ])
         .with_agent_registration_option(RegistrationOption {
-            configurations: Some(Arc::new(KubeClientRegistration {
-                agent_name: agent_name.to_string(),
-            })),
-            csr_approve_check: Some(Arc::new(DefaultCsrApprover {
-                agent_name: agent_name.to_string(),
-            })),
-            permission_config: Some(Arc::new(HubRbac {
-                client: client.clone(),
-            })),
+            configurations: Some(Arc::new(KubeClientSignerConfigurations::new(
+                ADDON_NAME, agent_name,
+            ))),
+            csr_approve_check: Some(Arc::new(DefaultCsrApprover::new(agent_name))),
+            permission_config: Some(Arc::new(
+                RbacPermissionConfigBuilder::new(client.clone())
+                    .bind_kube_client_role(hub_role())
+                    .build(),
+            )),
             csr_sign: None,
         })
         .with_agent_install_namespace(Arc::new(InstallNamespaceFromDeploymentConfig::new(getter)))
@@ -175,240 +170,28 @@ pub fn build_addon(
         .build_template_agent_addon()
 }
 
-/// `system:open-cluster-management:cluster:<cluster>:addon:<addon>:agent:<agent>`.
-fn default_user(cluster: &str, addon: &str, agent: &str) -> String {
-    format!(
-        "{}cluster:{cluster}:addon:{addon}:agent:{agent}",
-        subjects::SUBJECT_PREFIX
-    )
-}
-
-/// The cluster's and the add-on's groups.
-fn default_groups(cluster: &str, addon: &str) -> Vec<String> {
-    vec![
-        format!("{}cluster:{cluster}:addon:{addon}", subjects::SUBJECT_PREFIX),
-        format!("{}addon:{addon}", subjects::SUBJECT_PREFIX),
-    ]
-}
-
-/// One kube-client registration with the default user and groups (upstream's
-/// `KubeClientSignerConfigurations`).
-struct KubeClientRegistration {
-    agent_name: String,
-}
-
-#[async_trait]
-impl RegistrationConfigurations for KubeClientRegistration {
-    async fn configurations(
-        &self,
-        cluster: &ManagedCluster,
-        _addon: &ManagedClusterAddOn,
-    ) -> Result<Vec<RegistrationConfig>, AddonError> {
-        let cluster = cluster.metadata.name.clone().unwrap_or_default();
-        Ok(vec![RegistrationConfig {
-            type_: RegistrationConfigType::KubeClient,
-            kube_client: Some(KubeClientConfig {
-                subject: Some(KubeClientSubject {
-                    user: Some(default_user(&cluster, ADDON_NAME, &self.agent_name)),
-                    groups: Some(default_groups(&cluster, ADDON_NAME)),
-                }),
-                ..KubeClientConfig::default()
-            }),
-            custom_signer: None,
-        }])
-    }
-}
-
-/// Upstream's `DefaultCSRApprover`, with the requester's cluster matched exactly: a PEM
-/// certificate request whose organizations are the two default groups (plus at most one
-/// more), whose common name is the default user of this agent, requested by the cluster's
-/// own identity.
-struct DefaultCsrApprover {
-    agent_name: String,
-}
-
-impl CsrApproveCheck for DefaultCsrApprover {
-    fn approve(
-        &self,
-        cluster: &ManagedCluster,
-        addon: &ManagedClusterAddOn,
-        csr: &CertificateSigningRequest,
-    ) -> bool {
-        let cluster = cluster.metadata.name.clone().unwrap_or_default();
-        let addon_name = addon.metadata.name.clone().unwrap_or_default();
-        let mut requester = csr.spec.username.clone().unwrap_or_default();
-        if requester == subjects::GRPC_SERVER_USER
-            && let Some(user) = csr
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(annotations::CSR_USER))
-        {
-            requester.clone_from(user);
-        }
-        let own = format!("{}{cluster}", subjects::SUBJECT_PREFIX);
-        if requester != own && !requester.starts_with(&format!("{own}:")) {
-            return false;
-        }
-        let Some((common_name, organizations)) = request_subject(&csr.spec.request.0) else {
-            return false;
-        };
-        (2..=3).contains(&organizations.len())
-            && default_groups(&cluster, &addon_name)
-                .iter()
-                .all(|g| organizations.contains(g))
-            && common_name == default_user(&cluster, &addon_name, &self.agent_name)
-    }
-}
-
-/// The common name and organizations of a PEM certificate request.
-fn request_subject(pem: &[u8]) -> Option<(String, Vec<String>)> {
-    use x509_parser::prelude::FromDer;
-    let (_, pem) = x509_parser::pem::parse_x509_pem(pem).ok()?;
-    if pem.label != "CERTIFICATE REQUEST" {
-        return None;
-    }
-    let (_, request) =
-        x509_parser::certification_request::X509CertificationRequest::from_der(&pem.contents).ok()?;
-    let subject = &request.certification_request_info.subject;
-    let common_name = subject.iter_common_name().next()?.as_str().ok()?.to_string();
-    let organizations = subject
-        .iter_organization()
-        .filter_map(|o| o.as_str().ok().map(str::to_string))
-        .collect();
-    Some((common_name, organizations))
-}
-
-/// The agent's hub permissions (upstream's example `rbac.AddonRBAC`): Role
-/// [`HUB_ROLE`] in the cluster namespace (read ConfigMaps and ManagedClusterAddOns) and a
+/// The agent's hub Role (upstream's example `rbac.AddonRBAC`): read ConfigMaps and
+/// ManagedClusterAddOns in the cluster namespace. The permission config applies it there with a
 /// RoleBinding of the same name for the registration's user and groups, both owned by the
 /// ManagedClusterAddOn.
-struct HubRbac {
-    client: Client,
-}
-
-#[async_trait]
-impl PermissionConfig for HubRbac {
-    async fn configure(
-        &self,
-        _cluster: &ManagedCluster,
-        addon: &ManagedClusterAddOn,
-    ) -> Result<(), AddonError> {
-        let subjects = registration_subjects(addon);
-        if subjects.is_empty() {
-            return Err(AddonError::SubjectNotReady);
-        }
-        let namespace = addon.metadata.namespace.clone().unwrap_or_default();
-        let owner = OwnerReference {
-            api_version: "addon.open-cluster-management.io/v1beta1".into(),
-            kind: "ManagedClusterAddOn".into(),
-            name: addon.metadata.name.clone().unwrap_or_default(),
-            uid: addon.metadata.uid.clone().unwrap_or_default(),
-            block_owner_deletion: Some(true),
-            controller: None,
-        };
-        let meta = ObjectMeta {
+#[must_use]
+pub fn hub_role() -> Role {
+    let rule = |group: &str, resource: &str| PolicyRule {
+        api_groups: Some(vec![group.into()]),
+        resources: Some(vec![resource.into()]),
+        verbs: ["get", "list", "watch"].map(String::from).to_vec(),
+        ..PolicyRule::default()
+    };
+    Role {
+        metadata: ObjectMeta {
             name: Some(HUB_ROLE.into()),
-            namespace: Some(namespace.clone()),
-            owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
-        };
-        let rule = |group: &str, resource: &str| PolicyRule {
-            api_groups: Some(vec![group.into()]),
-            resources: Some(vec![resource.into()]),
-            verbs: ["get", "list", "watch"].map(String::from).to_vec(),
-            ..PolicyRule::default()
-        };
-        let role = Role {
-            metadata: meta.clone(),
-            rules: Some(vec![
-                rule("", "configmaps"),
-                rule("addon.open-cluster-management.io", "managedclusteraddons"),
-            ]),
-        };
-        let binding = RoleBinding {
-            metadata: meta,
-            role_ref: RoleRef {
-                api_group: Some("rbac.authorization.k8s.io".into()),
-                kind: "Role".into(),
-                name: HUB_ROLE.into(),
-            },
-            subjects: Some(subjects),
-        };
-        let err = |e: kube::Error| AddonError::ConfigurePermission {
-            addon: ADDON_NAME.to_string(),
-            source: Box::new(e),
-        };
-        let roles = Api::<Role>::namespaced(self.client.clone(), &namespace);
-        match roles.get_opt(HUB_ROLE).await.map_err(err)? {
-            None => drop(roles.create(&PostParams::default(), &role).await.map_err(err)?),
-            Some(mut existing) if existing.rules != role.rules => {
-                existing.rules = role.rules;
-                roles
-                    .replace(HUB_ROLE, &PostParams::default(), &existing)
-                    .await
-                    .map_err(err)?;
-            }
-            Some(_) => {}
-        }
-        let bindings = Api::<RoleBinding>::namespaced(self.client.clone(), &namespace);
-        match bindings.get_opt(HUB_ROLE).await.map_err(err)? {
-            None => drop(
-                bindings
-                    .create(&PostParams::default(), &binding)
-                    .await
-                    .map_err(err)?,
-            ),
-            Some(mut existing)
-                if existing.subjects != binding.subjects || existing.role_ref != binding.role_ref =>
-            {
-                existing.subjects = binding.subjects;
-                existing.role_ref = binding.role_ref;
-                bindings
-                    .replace(HUB_ROLE, &PostParams::default(), &existing)
-                    .await
-                    .map_err(err)?;
-            }
-            Some(_) => {}
-        }
-        Ok(())
+        },
+        rules: Some(vec![
+            rule("", "configmaps"),
+            rule("addon.open-cluster-management.io", "managedclusteraddons"),
+        ]),
     }
-}
-
-/// The user and groups of the first kube-client registration (without
-/// `system:authenticated`).
-fn registration_subjects(addon: &ManagedClusterAddOn) -> Vec<Subject> {
-    let Some(subject) = addon
-        .status
-        .as_ref()
-        .and_then(|s| s.registrations.as_ref())
-        .and_then(|r| r.iter().find(|r| r.type_ == RegistrationConfigType::KubeClient))
-        .and_then(|r| r.kube_client.as_ref())
-        .and_then(|k| k.subject.as_ref())
-    else {
-        return Vec::new();
-    };
-    let rbac = |kind: &str, name: &str| Subject {
-        api_group: Some("rbac.authorization.k8s.io".into()),
-        kind: kind.into(),
-        name: name.into(),
-        namespace: None,
-    };
-    let mut out: Vec<Subject> = subject
-        .user
-        .iter()
-        .filter(|u| !u.is_empty())
-        .map(|u| rbac("User", u))
-        .collect();
-    out.extend(
-        subject
-            .groups
-            .iter()
-            .flatten()
-            .filter(|g| g.as_str() != subjects::AUTHENTICATED_GROUP)
-            .map(|g| rbac("Group", g)),
-    );
-    out
 }
 
 /// Runs the hub controller until `shutdown` resolves.

@@ -1,11 +1,12 @@
 //! Tests of the helloworld hub side: the templates rendered by the factory with every kind of
-//! value, the registration, the CSR approver and the RBAC subjects.
+//! value, the registration and the hub Role (the approver and the RBAC builder are tested in
+//! `ocm_addon_framework::registration`).
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
-use ocm_addon_framework::agent::AgentAddon;
+use ocm_addon_framework::agent::{AgentAddon, RegistrationConfigurations};
 use ocm_addon_framework::factory::{Values, ValuesFn};
-use ocm_api::addon::v1beta1::{AddOnDeploymentConfig, ManagedClusterAddOnStatus};
+use ocm_api::addon::v1beta1::AddOnDeploymentConfig;
 use serde_json::json;
 
 use super::*;
@@ -146,12 +147,10 @@ async fn the_deployment_takes_node_placement_proxy_image_and_the_last_matching_r
 
 #[tokio::test]
 async fn the_registration_is_one_kube_client_with_the_default_subject() {
-    let configs = KubeClientRegistration {
-        agent_name: "abcde".into(),
-    }
-    .configurations(&cluster("cluster1"), &addon())
-    .await
-    .unwrap();
+    let configs = KubeClientSignerConfigurations::new(ADDON_NAME, "abcde")
+        .configurations(&cluster("cluster1"), &addon())
+        .await
+        .unwrap();
     assert_eq!(
         serde_json::to_value(&configs).unwrap(),
         json!([{"type": "kubeClient", "kubeClient": {"subject": {
@@ -164,89 +163,16 @@ async fn the_registration_is_one_kube_client_with_the_default_subject() {
     assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
 }
 
-fn csr(cn: &str, orgs: &[&str], requester: &str) -> CertificateSigningRequest {
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(rcgen::DnType::CommonName, cn);
-    // rcgen keeps one value per attribute type: the second O goes in under its raw OID.
-    for (i, org) in orgs.iter().enumerate() {
-        let ty = if i == 0 {
-            rcgen::DnType::OrganizationName
-        } else {
-            rcgen::DnType::CustomDnType(vec![2, 5, 4, 10])
-        };
-        params.distinguished_name.push(ty, *org);
-    }
-    let key = rcgen::KeyPair::generate().unwrap();
-    let pem = params.serialize_request(&key).unwrap().pem().unwrap();
-    let mut csr = CertificateSigningRequest::default();
-    csr.spec.request = k8s_openapi::ByteString(pem.into_bytes());
-    csr.spec.username = Some(requester.into());
-    csr
-}
-
 #[test]
-fn the_approver_checks_subject_and_requester_with_an_exact_cluster_match() {
-    let approver = DefaultCsrApprover {
-        agent_name: "abcde".into(),
-    };
-    let user = "system:open-cluster-management:cluster:cluster1:addon:helloworld:agent:abcde";
-    let groups = [
-        "system:open-cluster-management:cluster:cluster1:addon:helloworld",
-        "system:open-cluster-management:addon:helloworld",
-    ];
-    let agent = "system:open-cluster-management:cluster1:agent1";
-    let check = |c: &CertificateSigningRequest| approver.approve(&cluster("cluster1"), &addon(), c);
-    assert!(check(&csr(user, &groups, agent)));
-    // Another cluster whose name starts with this one's is not this cluster.
-    assert!(!check(&csr(
-        user,
-        &groups,
-        "system:open-cluster-management:cluster10:agent1"
-    )));
-    assert!(!check(&csr(user, &groups, "someone-else")));
-    // Wrong agent name, a missing group, a wrong group.
-    assert!(!check(&csr(&user.replace("abcde", "zzzzz"), &groups, agent)));
-    assert!(!check(&csr(user, &groups[..1], agent)));
-    assert!(!check(&csr(user, &[groups[0], "other"], agent)));
-    // Through the gRPC server the requester is the annotation.
-    let mut via_grpc = csr(user, &groups, subjects::GRPC_SERVER_USER);
-    assert!(!check(&via_grpc));
-    via_grpc.metadata.annotations = Some([(annotations::CSR_USER.to_string(), agent.to_string())].into());
-    assert!(check(&via_grpc));
-    // Not a CSR at all.
-    let mut garbage = csr(user, &groups, agent);
-    garbage.spec.request = k8s_openapi::ByteString(b"junk".to_vec());
-    assert!(!check(&garbage));
-}
-
-#[test]
-fn rbac_subjects_come_from_the_kube_client_registration_without_system_authenticated() {
-    let mut a = addon();
-    assert!(registration_subjects(&a).is_empty());
-    a.status = Some(ManagedClusterAddOnStatus {
-        registrations: Some(vec![RegistrationConfig {
-            type_: RegistrationConfigType::KubeClient,
-            kube_client: Some(KubeClientConfig {
-                subject: Some(KubeClientSubject {
-                    user: Some("u".into()),
-                    groups: Some(vec!["g".into(), subjects::AUTHENTICATED_GROUP.into()]),
-                }),
-                ..KubeClientConfig::default()
-            }),
-            custom_signer: None,
-        }]),
-        ..ManagedClusterAddOnStatus::default()
-    });
-    let names: Vec<(String, String)> = registration_subjects(&a)
-        .into_iter()
-        .map(|s| (s.kind, s.name))
-        .collect();
+fn the_hub_role_reads_config_maps_and_the_addon() {
+    let role = hub_role();
+    assert_eq!(role.metadata.name.as_deref(), Some(HUB_ROLE));
     assert_eq!(
-        names,
-        [
-            ("User".to_string(), "u".to_string()),
-            ("Group".to_string(), "g".to_string())
-        ]
+        serde_json::to_value(&role.rules).unwrap(),
+        json!([
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["addon.open-cluster-management.io"], "resources": ["managedclusteraddons"],
+             "verbs": ["get", "list", "watch"]}
+        ])
     );
 }

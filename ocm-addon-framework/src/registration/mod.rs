@@ -22,6 +22,10 @@ pub mod approve;
 pub mod rbac;
 pub mod signer;
 
+pub use approve::{ApproveAll, DefaultCsrApprover, UnionCsrApprover};
+pub use rbac::{RbacPermissionConfig, RbacPermissionConfigBuilder};
+pub use signer::SignerWithExpiry;
+
 use async_trait::async_trait;
 use k8s_openapi::api::rbac::v1::Subject;
 use ocm_api::addon::v1beta1::{
