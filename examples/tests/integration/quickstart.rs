@@ -25,6 +25,10 @@ async fn quickstart_walks_the_join_and_exits_zero() {
         r#"kubectl patch managedcluster demo1 -p '{"spec":{"hubAcceptsClient":true}}' --type=merge"#
             .to_string(),
         "demo1 is Joined and Available".to_string(),
+        "kubectl get manifestwork addon-helloworld-deploy-0 -n demo1 -o yaml".to_string(),
+        "kubectl get csr -l open-cluster-management.io/addon-name=helloworld,open-cluster-management.io/cluster-name=demo1"
+            .to_string(),
+        "(ManagedClusterAddOnLeaseUpdated)".to_string(),
         format!(
             "kubectl --kubeconfig {} get secret hub-kubeconfig-secret -n open-cluster-management-agent",
             data.join("demo1/admin.kubeconfig").display()
@@ -34,7 +38,7 @@ async fn quickstart_walks_the_join_and_exits_zero() {
     }
     assert!(hub_kubeconfig.is_file());
     // The steps come in order.
-    let positions: Vec<usize> = (1..=8)
+    let positions: Vec<usize> = (1..=14)
         .map(|n| {
             output
                 .find(&format!("[{n}]"))

@@ -197,3 +197,50 @@ mod tests {
         assert!(owned_by_cma(&addon));
     }
 }
+
+/// Whether `error` or one of its sources is an API conflict (409): another writer changed the
+/// object first, the reconcile runs again on a fresh read — expected, not worth a warning.
+pub(crate) fn is_conflict(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>()
+            && status.code == 409
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
+/// Logs a failed reconcile of `object`: a warning, or at debug level for a conflict.
+pub(crate) fn log_failure(error: &(dyn std::error::Error + 'static), object: &str, what: &str) {
+    if is_conflict(error) {
+        tracing::debug!(%error, object, "{what} (conflict, retried)");
+    } else {
+        tracing::warn!(%error, object, "{what}");
+    }
+}
+
+#[cfg(test)]
+mod conflict_tests {
+    use super::is_conflict;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("patch failed")]
+    struct Wrapped(#[source] kube::Error);
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            ..kube::core::Status::default()
+        }))
+    }
+
+    #[test]
+    fn conflicts_are_found_through_the_source_chain() {
+        assert!(is_conflict(&Wrapped(api_error(409))));
+        assert!(!is_conflict(&Wrapped(api_error(500))));
+        assert!(!is_conflict(&std::io::Error::other("x")));
+    }
+}

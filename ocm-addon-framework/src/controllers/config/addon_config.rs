@@ -90,7 +90,11 @@ pub(crate) async fn run(
                 result
             },
             |addon, error: &AddonConfigError, state: Arc<State>| {
-                tracing::warn!(%error, "recording the add-on's config hashes failed");
+                crate::controllers::common::log_failure(
+                    error,
+                    &key(&addon),
+                    "recording the add-on's config hashes failed",
+                );
                 Action::requeue(state.backoff.failed(&key(&addon)))
             },
             state,

@@ -84,7 +84,11 @@ pub(crate) async fn run(
                 result
             },
             |cma, error: &CmaConfigError, state: Arc<State>| {
-                tracing::warn!(%error, "recording the ClusterManagementAddOn's config hashes failed");
+                crate::controllers::common::log_failure(
+                    error,
+                    &cma.name_any(),
+                    "recording the ClusterManagementAddOn's config hashes failed",
+                );
                 Action::requeue(state.backoff.failed(&cma.name_any()))
             },
             state,

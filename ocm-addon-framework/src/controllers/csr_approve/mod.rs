@@ -105,7 +105,7 @@ pub(crate) async fn run(
                 result.map(|()| Action::await_change())
             },
             |csr, error: &CsrApproveError, state: Arc<State>| {
-                tracing::warn!(%error, "approving an add-on CSR failed");
+                common::log_failure(error, &csr.name_any(), "approving an add-on CSR failed");
                 Action::requeue(state.backoff.failed(&csr.name_any()))
             },
             state,

@@ -86,7 +86,7 @@ pub(crate) async fn run(
                 result.map(|()| Action::await_change())
             },
             |csr, error: &CsrSignError, state: Arc<State>| {
-                tracing::warn!(%error, "signing an add-on CSR failed");
+                common::log_failure(error, &csr.name_any(), "signing an add-on CSR failed");
                 Action::requeue(state.backoff.failed(&csr.name_any()))
             },
             state,

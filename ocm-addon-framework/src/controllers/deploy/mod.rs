@@ -215,12 +215,8 @@ pub(crate) async fn run(
                 result
             },
             |addon, error: &DeployError, state: Arc<DeployContext>| {
-                tracing::warn!(
-                    addon = %addon.name_any(),
-                    cluster = %addon.namespace().unwrap_or_default(),
-                    %error,
-                    "deploying the add-on agent failed"
-                );
+                let object = format!("{}/{}", addon.namespace().unwrap_or_default(), addon.name_any());
+                crate::controllers::common::log_failure(error, &object, "deploying the add-on agent failed");
                 Action::requeue(state.backoff(&ObjectRef::from_obj(addon.as_ref())))
             },
             state,

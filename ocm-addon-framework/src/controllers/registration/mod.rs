@@ -116,7 +116,7 @@ pub(crate) async fn run(
                 result.map(|()| Action::await_change())
             },
             |addon, error: &RegistrationError, state: Arc<State>| {
-                tracing::warn!(%error, addon = %key(&addon), "add-on registration failed");
+                common::log_failure(error, &key(&addon), "add-on registration failed");
                 Action::requeue(state.backoff.failed(&key(&addon)))
             },
             state,
