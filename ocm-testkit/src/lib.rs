@@ -2,9 +2,9 @@
 //!
 //! [`Fleet::start`] starts an embedded hub (the OCM CRDs, the bootstrap RBAC, admission as
 //! upstream's webhooks admit, the hub registration controllers accepting new clusters, the add-on
-//! owner controller) and one embedded control plane per managed cluster, each running the real
-//! klusterlet agents of [`ocm_core::klusterlet`] — registration and work — joined through a
-//! bootstrap token as `clusteradm join` does. What an add-on author tests with kind clusters
+//! owner controller for the fleet's cluster namespaces) and one embedded control plane per
+//! managed cluster, each running the real klusterlet agents of [`ocm_core::klusterlet`] —
+//! registration and work — joined through a bootstrap token as `clusteradm join` does. What an add-on author tests with kind clusters
 //! upstream runs here in one process in seconds:
 //!
 //! ```no_run
@@ -206,7 +206,7 @@ impl Fleet {
             dir,
             tasks: Vec::new(),
         };
-        fleet.start_hub_controllers();
+        fleet.start_hub_controllers(&options.clusters);
         let (server, ca) = server_and_ca(fleet.hub.kubeconfig_path())?;
         let text = bootstrap::bootstrap_kubeconfig(&fleet.hub_client, &server, &ca, BOOTSTRAP_TTL).await?;
         let bootstrap_path = fleet.dir.path().join("bootstrap.kubeconfig");
@@ -227,7 +227,7 @@ impl Fleet {
         Ok(fleet)
     }
 
-    fn start_hub_controllers(&mut self) {
+    fn start_hub_controllers(&mut self, clusters: &[String]) {
         let metrics = ControllerMetrics::default();
         let hub_options = HubOptions {
             auto_approved_csr_users: vec![bootstrap::bootstrap_user()],
@@ -240,7 +240,14 @@ impl Fleet {
                 tracing::error!(%error, "the hub controllers stopped");
             }
         }));
-        let owner = ocm_core::addon::owner::run(self.hub_client.clone(), metrics);
+        // Only the fleet's own clusters: tests sharing a real hub keep out of each other's add-ons.
+        let owner = ocm_core::addon::owner::run_with(
+            self.hub_client.clone(),
+            ocm_core::addon::owner::OwnerOptions {
+                namespaces: clusters.to_vec(),
+            },
+            metrics,
+        );
         self.tasks.push(tokio::spawn(async move {
             if let Err(error) = owner.await {
                 tracing::error!(%error, "the add-on owner controller stopped");

@@ -59,6 +59,11 @@ fn condition<'a>(addon: &'a ManagedClusterAddOn, type_: &str) -> Option<&'a ocm_
 
 #[tokio::test]
 async fn helloworld_blog_flow_from_addon_to_available() {
+    // Logs with RUST_LOG set (e.g. RUST_LOG=ocm_addon_framework=debug,ocm_examples=debug).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let cluster = crate::support::unique("hello");
     let fleet = Fleet::start(FleetOptions::new([cluster.clone()])).await.unwrap();
     let hub = fleet.hub_client();

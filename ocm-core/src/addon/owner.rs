@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -98,18 +98,33 @@ pub fn merge_owner(existing: &[OwnerReference], required: &OwnerReference) -> Op
     }
 }
 
-/// Runs the owner controller until it stops.
+/// Which ManagedClusterAddOns the owner controller handles.
+#[derive(Clone, Debug, Default)]
+pub struct OwnerOptions {
+    /// Only the add-ons of these cluster namespaces; empty: every namespace (a hub). Tests and
+    /// `ocm-testkit` sharing a real hub with others keep to their own clusters this way.
+    pub namespaces: Vec<String>,
+}
+
+/// Runs the owner controller for every namespace until it stops.
 ///
 /// # Errors
 /// [`OwnerError::Stopped`] when the controller stream ends.
 pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(), OwnerError> {
-    let addons = Controller::new(
-        Api::<ManagedClusterAddOn>::all(client.clone()),
-        watcher::Config::default(),
-    );
-    let managed_addons = addons.store();
+    run_with(client, OwnerOptions::default(), metrics).await
+}
+
+/// Runs the owner controller for the namespaces of `options` until it stops.
+///
+/// # Errors
+/// [`OwnerError::Stopped`] when the controller stream ends.
+pub async fn run_with(
+    client: kube::Client,
+    options: OwnerOptions,
+    metrics: ControllerMetrics,
+) -> Result<(), OwnerError> {
     let (cluster_management_addons, writer) = kube::runtime::reflector::store();
-    let cma_events = kube::runtime::reflector(
+    let cma_watch = kube::runtime::reflector(
         writer,
         watcher(
             Api::<ClusterManagementAddOn>::all(client.clone()),
@@ -120,26 +135,62 @@ pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(),
     .touched_objects()
     .filter_map(|event| async move { event.ok() });
     let ctx = Arc::new(Context {
-        client,
+        client: client.clone(),
         cluster_management_addons,
         metrics,
     });
-    // A ClusterManagementAddOn wakes every ManagedClusterAddOn of its name.
-    let woken = cma_events.flat_map(move |owner: ClusterManagementAddOn| {
-        let name = owner.name_any();
-        let keys: Vec<ObjectRef<ManagedClusterAddOn>> = managed_addons
-            .state()
+    let apis: Vec<Api<ManagedClusterAddOn>> = if options.namespaces.is_empty() {
+        vec![Api::all(client)]
+    } else {
+        options
+            .namespaces
             .iter()
-            .filter(|addon| addon.name_any() == name)
-            .map(|addon| ObjectRef::from_obj(addon.as_ref()))
-            .collect();
-        futures::stream::iter(keys)
+            .map(|namespace| Api::namespaced(client.clone(), namespace))
+            .collect()
+    };
+    // One controller per scope; each ClusterManagementAddOn event is fanned out to all of them.
+    let (wake, _) = tokio::sync::broadcast::channel::<ClusterManagementAddOn>(256);
+    let mut controllers = Vec::new();
+    for api in apis {
+        let addons = Controller::new(api, watcher::Config::default());
+        let managed_addons = addons.store();
+        let woken = futures::stream::unfold(wake.subscribe(), |mut receiver| async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(owner) => return Some((owner, receiver)),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
+        .flat_map(move |owner: ClusterManagementAddOn| {
+            // A ClusterManagementAddOn wakes every ManagedClusterAddOn of its name.
+            let name = owner.name_any();
+            let keys: Vec<ObjectRef<ManagedClusterAddOn>> = managed_addons
+                .state()
+                .iter()
+                .filter(|addon| addon.name_any() == name)
+                .map(|addon| ObjectRef::from_obj(addon.as_ref()))
+                .collect();
+            futures::stream::iter(keys)
+        });
+        controllers.push(
+            addons
+                .reconcile_on(woken)
+                .run(reconcile, error_policy, ctx.clone())
+                .for_each(|_| futures::future::ready(()))
+                .boxed(),
+        );
+    }
+    let fan_out = cma_watch.for_each(move |owner| {
+        // No receiver only while no controller runs yet; nothing to wake then.
+        let _ = wake.send(owner);
+        futures::future::ready(())
     });
-    addons
-        .reconcile_on(woken)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
+    tokio::select! {
+        _ = futures::future::select_all(controllers) => {}
+        () = fan_out => {}
+    }
     Err(OwnerError::Stopped)
 }
 

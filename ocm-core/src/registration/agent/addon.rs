@@ -20,7 +20,7 @@ use kube::{
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use ocm_api::{
-    addon::v1alpha1::{self, HealthCheckMode},
+    addon::v1alpha1::HealthCheckMode,
     addon::v1beta1::{ManagedClusterAddOn, RegistrationConfig, RegistrationConfigType},
     conditions::{ConditionList, Status},
     meta::Condition,
@@ -149,11 +149,11 @@ pub(crate) struct AddonState {
     pending: BTreeMap<(String, String), Pending>,
 }
 
-/// Sets one condition on the add-on's status (merge patch, only when it changed). Written
-/// through v1alpha1, the stored version whose conditions have the same shape, so the patch does
-/// not depend on converting the add-on's other status fields.
+/// Sets one condition on the add-on's status (merge patch, only when it changed), through
+/// v1beta1 as upstream's agent writes it: a hub converting to the stored v1alpha1 (upstream's
+/// webhook, or the embedded control plane) and a hub storing v1beta1 both take it.
 async fn set_condition(
-    api: &Api<v1alpha1::ManagedClusterAddOn>,
+    api: &Api<ManagedClusterAddOn>,
     addon: &ManagedClusterAddOn,
     condition: Condition,
 ) -> Result<(), AgentError> {
@@ -414,9 +414,8 @@ pub(crate) async fn sync(
     hub: &kube::Client,
     state: &mut AddonState,
 ) -> Result<(), AgentError> {
-    let list_api: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), &agent.cluster);
-    let api: Api<v1alpha1::ManagedClusterAddOn> = Api::namespaced(hub.clone(), &agent.cluster);
-    let addons = list_api
+    let api: Api<ManagedClusterAddOn> = Api::namespaced(hub.clone(), &agent.cluster);
+    let addons = api
         .list(&ListParams::default())
         .await
         .map_err(|source| AgentError::PatchAddonStatus {
@@ -479,7 +478,7 @@ pub(crate) async fn sync(
 /// Sets `Available` from the add-on's lease unless its health is checked another way.
 async fn check_lease(
     agent: &Agent,
-    api: &Api<v1alpha1::ManagedClusterAddOn>,
+    api: &Api<ManagedClusterAddOn>,
     addon: &ManagedClusterAddOn,
     name: &str,
     namespace: &str,

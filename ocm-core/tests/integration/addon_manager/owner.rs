@@ -64,7 +64,13 @@ async fn addons_are_owned_by_their_cluster_management_addon_unless_it_manages_it
         .create(&PostParams::default(), &namespace)
         .await
         .unwrap();
-    let controller = tokio::spawn(owner::run(client.clone(), ControllerMetrics::default()));
+    let controller = tokio::spawn(owner::run_with(
+        client.clone(),
+        owner::OwnerOptions {
+            namespaces: vec![ns.clone()],
+        },
+        ControllerMetrics::default(),
+    ));
     let cmas = Api::<ClusterManagementAddOn>::all(client.clone());
     let addons = Api::<ManagedClusterAddOn>::namespaced(client.clone(), &ns);
     let managed = unique("managed");
