@@ -1,7 +1,8 @@
 //! The `hub` binary: an OCM hub as one process. It installs the hub CRDs and the bootstrap RBAC
 //! (what upstream's cluster-manager operator installs), runs the hub controllers of `ocm-core` —
 //! registration (accept, CSR approval, leases, taints, cluster sets, cleanup, add-on status), work
-//! (ManifestWork garbage collection) and placement; `--controllers` picks a subset — and serves
+//! (ManifestWork garbage collection, ManifestWorkReplicaSets; each behind its feature gate, off by
+//! default as upstream's) and placement; `--controllers` picks a subset — and serves
 //! `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
@@ -21,7 +22,7 @@ use ocm_api::admission::manifest_work::{DEFAULT_MANIFEST_LIMIT, ManifestWorkOpti
 use ocm_api::crd::InstallTarget;
 use ocm_api::names::feature_gates::{
     CLEAN_UP_COMPLETED_MANIFEST_WORK, Component, DEFAULT_CLUSTER_SET, MANAGED_CLUSTER_AUTO_APPROVAL,
-    NIL_EXECUTOR_VALIDATING,
+    MANIFEST_WORK_REPLICA_SET, NIL_EXECUTOR_VALIDATING,
 };
 use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
@@ -29,6 +30,7 @@ use ocm_core::placement::{self, PlacementError, PlacementOptions};
 use ocm_core::registration::hub::{self, HubOptions, bootstrap};
 use ocm_core::registration::webhook::{Endpoint, Registration, Reviewer, WebhookError, WebhookServer};
 use ocm_core::work::hub::garbage_collection::{self, GarbageCollectionError};
+use ocm_core::work::hub::replica_set::{self, ReplicaSetError, ReplicaSetOptions};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags::{self, FeatureGates, FlagError};
@@ -47,7 +49,8 @@ pub enum HubController {
     /// The registration controllers (upstream's `registration controller`).
     Registration,
     /// The work controllers: ManifestWork garbage collection with the gate
-    /// CleanUpCompletedManifestWork (upstream's `work manager`).
+    /// CleanUpCompletedManifestWork, the ManifestWorkReplicaSet controller with the gate
+    /// ManifestWorkReplicaSet (upstream's `work manager`).
     Work,
     /// The placement scheduler (upstream's `placement controller`).
     Placement,
@@ -171,6 +174,9 @@ pub enum HubCommandError {
     /// The ManifestWork garbage collection stopped.
     #[error("running the ManifestWork garbage collection: {0}")]
     RunWorkGarbageCollection(#[from] GarbageCollectionError),
+    /// The ManifestWorkReplicaSet controller stopped.
+    #[error("running the ManifestWorkReplicaSet controller: {0}")]
+    RunReplicaSets(#[from] ReplicaSetError),
     /// The admission webhooks could not be served or registered.
     #[error("admission webhooks: {0}")]
     ServeWebhooks(#[from] WebhookError),
@@ -411,6 +417,10 @@ async fn serve_hub(
         tracing::info!("ManifestWork garbage collection on (CleanUpCompletedManifestWork)");
         garbage_collection::run(cluster.client(), metrics.clone())
     });
+    let replica_sets = (runs(HubController::Work) && gates.enabled(MANIFEST_WORK_REPLICA_SET)).then(|| {
+        tracing::info!("ManifestWorkReplicaSet controller on (ManifestWorkReplicaSet)");
+        replica_set::run(cluster.client(), ReplicaSetOptions::default(), metrics.clone())
+    });
     let placement = runs(HubController::Placement)
         .then(|| placement::run(cluster.client(), PlacementOptions::default(), metrics.clone()));
     tracing::info!(controllers = ?args.controllers, "hub controllers starting");
@@ -418,6 +428,7 @@ async fn serve_hub(
     let result = tokio::select! {
         result = optional(registration) => result.map_err(HubCommandError::from),
         result = optional(work_gc) => result.map_err(HubCommandError::from),
+        result = optional(replica_sets) => result.map_err(HubCommandError::from),
         result = optional(placement) => result.map_err(HubCommandError::from),
         () = crate::process::shutdown_signal() => Ok(()),
     };
