@@ -46,18 +46,31 @@ pub fn cluster_groups<'a>(
         if !belongs_to(decision, namespace, placement) {
             continue;
         }
-        let index_label = decision.labels().get(DECISION_GROUP_INDEX).cloned().unwrap_or_default();
+        let index_label = decision
+            .labels()
+            .get(DECISION_GROUP_INDEX)
+            .cloned()
+            .unwrap_or_default();
         let index = index_label.parse::<i32>().map_err(|_| GroupIndexError {
             namespace: namespace.to_owned(),
             decision: decision.name_any(),
             index: index_label.clone(),
         })?;
-        let name = decision.labels().get(DECISION_GROUP_NAME).cloned().unwrap_or_default();
+        let name = decision
+            .labels()
+            .get(DECISION_GROUP_NAME)
+            .cloned()
+            .unwrap_or_default();
         let key = GroupKey::new(&name, index);
         let clusters = decision
             .status
             .as_ref()
-            .map(|s| s.decisions.iter().map(|d| d.cluster_name.as_str()).collect::<Vec<_>>())
+            .map(|s| {
+                s.decisions
+                    .iter()
+                    .map(|d| d.cluster_name.as_str())
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default();
         groups = groups.with_group(key, clusters);
     }
@@ -70,7 +83,13 @@ mod tests {
 
     use super::*;
 
-    fn decision(name: &str, placement: &str, index: Option<&str>, group: Option<&str>, clusters: &[&str]) -> Arc<PlacementDecision> {
+    fn decision(
+        name: &str,
+        placement: &str,
+        index: Option<&str>,
+        group: Option<&str>,
+        clusters: &[&str],
+    ) -> Arc<PlacementDecision> {
         let mut d = PlacementDecision::new(name, Default::default());
         d.metadata.namespace = Some("ns".into());
         d.labels_mut().insert(PLACEMENT.into(), placement.into());
@@ -109,11 +128,19 @@ mod tests {
         assert_eq!(
             listed,
             vec![
-                (GroupKey::new("canary", 0), vec!["c1".to_string(), "c2".to_string()]),
+                (
+                    GroupKey::new("canary", 0),
+                    vec!["c1".to_string(), "c2".to_string()]
+                ),
                 (GroupKey::new("", 1), vec!["c3".to_string(), "c4".to_string()]),
             ]
         );
-        assert!(cluster_groups("other", "p", &decisions).unwrap_or_default().clusters().is_empty());
+        assert!(
+            cluster_groups("other", "p", &decisions)
+                .unwrap_or_default()
+                .clusters()
+                .is_empty()
+        );
     }
 
     #[test]

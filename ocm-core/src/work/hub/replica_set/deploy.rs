@@ -27,7 +27,9 @@ use ocm_api::names::conditions::work::manifest_work_replica_set::reasons;
 use ocm_api::names::labels::{MANIFEST_WORK_REPLICA_SET, MANIFEST_WORK_REPLICA_SET_PLACEMENT};
 use ocm_api::rollout::{self, ClusterGroups, RolloutStatus};
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
-use ocm_api::work::v1alpha1::{LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus};
+use ocm_api::work::v1alpha1::{
+    LocalPlacementReference, ManifestWorkReplicaSet, ManifestWorkReplicaSetStatus,
+};
 
 use super::decisions::cluster_groups;
 use super::summary::{self, manifestwork_applied, placement_summary, placement_verified, rolled_out};
@@ -310,7 +312,11 @@ pub(super) async fn delete_work(ctx: &Context, work: &ManifestWork) -> Result<()
             Ok(())
         }
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(source) => Err(ReplicaSetError::DeleteWork { namespace, name, source }),
+        Err(source) => Err(ReplicaSetError::DeleteWork {
+            namespace,
+            name,
+            source,
+        }),
     }
 }
 
@@ -319,8 +325,8 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     use k8s_openapi::jiff::Timestamp;
     use ocm_api::cluster::v1alpha1::{RolloutProgressive, RolloutStrategy, RolloutType};
-    use ocm_api::meta::Condition;
     use ocm_api::conditions::Status;
+    use ocm_api::meta::Condition;
     use ocm_api::rollout::GroupKey;
     use ocm_api::work::v1::ManifestWorkStatus;
 
@@ -389,19 +395,37 @@ mod tests {
         let (old, new) = (spec("cm1"), spec("cm2"));
         let now = Timestamp::from_second(200).unwrap_or_default();
         // Nothing yet: two at a time.
-        let step = plan_placement(&progressive(2), &groups(&["c1", "c2", "c3", "c4"]), &[], &new, now)
-            .unwrap_or_default();
+        let step = plan_placement(
+            &progressive(2),
+            &groups(&["c1", "c2", "c3", "c4"]),
+            &[],
+            &new,
+            now,
+        )
+        .unwrap_or_default();
         assert_eq!(step.to_apply, vec!["c1".to_string(), "c2".to_string()]);
         // c1 and c2 carry the old template and succeeded there: they count as not rolled out.
         let works = [work("c1", &old, true), work("c2", &old, true)];
-        let step = plan_placement(&progressive(2), &groups(&["c1", "c2", "c3", "c4"]), &works, &new, now)
-            .unwrap_or_default();
+        let step = plan_placement(
+            &progressive(2),
+            &groups(&["c1", "c2", "c3", "c4"]),
+            &works,
+            &new,
+            now,
+        )
+        .unwrap_or_default();
         assert_eq!(step.to_apply, vec!["c1".to_string(), "c2".to_string()]);
         assert!(step.current.is_empty());
         // c1 applied the new one and is not done: only one more.
         let works = [work("c1", &new, false), work("c2", &new, true)];
-        let step = plan_placement(&progressive(2), &groups(&["c1", "c2", "c3", "c4"]), &works, &new, now)
-            .unwrap_or_default();
+        let step = plan_placement(
+            &progressive(2),
+            &groups(&["c1", "c2", "c3", "c4"]),
+            &works,
+            &new,
+            now,
+        )
+        .unwrap_or_default();
         assert_eq!(step.to_apply, vec!["c1".to_string(), "c3".to_string()]);
     }
 

@@ -37,8 +37,15 @@ async fn patch_finalizers(
 
 /// Adds the finalizer when it is missing; tells whether it did (the reconcile then ends: the
 /// update brings the replica set back).
-pub(super) async fn ensure_finalizer(ctx: &Context, set: &ManifestWorkReplicaSet) -> Result<bool, ReplicaSetError> {
-    if set.finalizers().iter().any(|f| f == MANIFEST_WORK_REPLICA_SET_CLEANUP) {
+pub(super) async fn ensure_finalizer(
+    ctx: &Context,
+    set: &ManifestWorkReplicaSet,
+) -> Result<bool, ReplicaSetError> {
+    if set
+        .finalizers()
+        .iter()
+        .any(|f| f == MANIFEST_WORK_REPLICA_SET_CLEANUP)
+    {
         return Ok(false);
     }
     let mut finalizers = set.finalizers().to_vec();
@@ -54,7 +61,11 @@ pub(super) async fn finalize(
     set: &ManifestWorkReplicaSet,
     works: &ReplicaSetWorks,
 ) -> Result<(), ReplicaSetError> {
-    if !set.finalizers().iter().any(|f| f == MANIFEST_WORK_REPLICA_SET_CLEANUP) {
+    if !set
+        .finalizers()
+        .iter()
+        .any(|f| f == MANIFEST_WORK_REPLICA_SET_CLEANUP)
+    {
         return Ok(());
     }
     let mut errors = Vec::new();
@@ -68,7 +79,10 @@ pub(super) async fn finalize(
     }
     let foreground = set.spec.cascade_deletion_policy == Some(CascadeDeletionPolicy::Foreground);
     if foreground && !works.all().is_empty() {
-        tracing::debug!(works = works.all().len(), "waiting for the works to be deleted (Foreground)");
+        tracing::debug!(
+            works = works.all().len(),
+            "waiting for the works to be deleted (Foreground)"
+        );
         return Ok(());
     }
     let remaining: Vec<String> = set

@@ -214,7 +214,10 @@ where
 }
 
 /// A watch into a reflector store, as a stream of the watch events after they are stored.
-fn watched<K>(api: Api<K>, config: watcher::Config) -> (Store<K>, impl Stream<Item = watcher::Event<K>> + Send + 'static)
+fn watched<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> (Store<K>, impl Stream<Item = watcher::Event<K>> + Send + 'static)
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
 {
@@ -254,7 +257,9 @@ pub async fn run(
     let placement_triggers = placement_events
         .map(move |event| {
             watches::touched(&event)
-                .map(|p| watches::for_placement(&store.state(), &p.namespace().unwrap_or_default(), &p.name_any()))
+                .map(|p| {
+                    watches::for_placement(&store.state(), &p.namespace().unwrap_or_default(), &p.name_any())
+                })
                 .unwrap_or_default()
         })
         .flat_map(futures::stream::iter);
@@ -350,6 +355,8 @@ async fn reconcile(set: Arc<ManifestWorkReplicaSet>, ctx: Arc<Context>) -> Resul
     ctx.metrics.reconciled(CONTROLLER_NAME, true);
     let resync = ctx.options.resync;
     Ok(Action::requeue(
-        outcome.recheck_after.map_or(resync, |recheck| recheck.min(resync)),
+        outcome
+            .recheck_after
+            .map_or(resync, |recheck| recheck.min(resync)),
     ))
 }

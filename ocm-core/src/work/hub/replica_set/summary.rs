@@ -20,7 +20,9 @@ use ocm_api::names::conditions::work::manifest_work_replica_set::{
     MANIFESTWORK_APPLIED, PLACEMENT_ROLLED_OUT, PLACEMENT_VERIFIED, reasons,
 };
 use ocm_api::work::v1::{ManifestWork, ManifestWorkSpec};
-use ocm_api::work::v1alpha1::{ManifestWorkReplicaSetStatus, ManifestWorkReplicaSetSummary, PlacementSummary};
+use ocm_api::work::v1alpha1::{
+    ManifestWorkReplicaSetStatus, ManifestWorkReplicaSetSummary, PlacementSummary,
+};
 
 use super::works::{Counts, count};
 
@@ -46,7 +48,11 @@ pub fn placement_verified(reason: &str, now: Time) -> Condition {
 /// `PlacementRolledOut`: True `Complete` when `complete`, else False `Progressing`.
 #[must_use]
 pub fn rolled_out(complete: bool, now: Time) -> Condition {
-    let reason = if complete { reasons::COMPLETE } else { reasons::PROGRESSING };
+    let reason = if complete {
+        reasons::COMPLETE
+    } else {
+        reasons::PROGRESSING
+    };
     condition(PLACEMENT_ROLLED_OUT, reason, reasons::COMPLETE, "", now)
 }
 
@@ -190,8 +196,12 @@ mod tests {
     }
 
     fn applied_reason(status: &ManifestWorkReplicaSetStatus) -> (String, String) {
-        let c = conditions::find(status.conditions.as_deref().unwrap_or_default(), MANIFESTWORK_APPLIED);
-        c.map(|c| (c.status.clone(), c.reason.clone())).unwrap_or_default()
+        let c = conditions::find(
+            status.conditions.as_deref().unwrap_or_default(),
+            MANIFESTWORK_APPLIED,
+        );
+        c.map(|c| (c.status.clone(), c.reason.clone()))
+            .unwrap_or_default()
     }
 
     fn status_with(works: usize) -> ManifestWorkReplicaSetStatus {
@@ -206,14 +216,21 @@ mod tests {
     fn counts_and_manifestwork_applied_follow_the_works() {
         let template = ManifestWorkSpec::default();
         let done = [
-            work(&[("Applied", Status::True), ("Available", Status::True), ("Progressing", Status::False)]),
+            work(&[
+                ("Applied", Status::True),
+                ("Available", Status::True),
+                ("Progressing", Status::False),
+            ]),
             work(&[("Applied", Status::True), ("Available", Status::True)]),
         ];
         let mut status = status_with(2);
         count_works(&mut status, |_| &done, &template, &now());
         assert_eq!(applied_reason(&status), ("True".into(), "AsExpected".into()));
         let s = status.summary.clone().unwrap_or_default();
-        assert_eq!((s.total, s.applied, s.available, s.progressing, s.degraded), (Some(2), Some(2), Some(2), Some(0), Some(0)));
+        assert_eq!(
+            (s.total, s.applied, s.available, s.progressing, s.degraded),
+            (Some(2), Some(2), Some(2), Some(0), Some(0))
+        );
         assert_eq!(status.placement_summary.unwrap_or_default()[0].summary, Some(s));
 
         let progressing = [work(&[("Applied", Status::True), ("Progressing", Status::True)])];
@@ -230,9 +247,15 @@ mod tests {
     #[test]
     fn no_works_reports_the_empty_decision() {
         let mut status = status_with(0);
-        set(&mut status, placement_verified(reasons::PLACEMENT_DECISION_EMPTY, now()));
+        set(
+            &mut status,
+            placement_verified(reasons::PLACEMENT_DECISION_EMPTY, now()),
+        );
         count_works(&mut status, |_| &[], &ManifestWorkSpec::default(), &now());
-        assert_eq!(applied_reason(&status), ("False".into(), "PlacementDecisionEmpty".into()));
+        assert_eq!(
+            applied_reason(&status),
+            ("False".into(), "PlacementDecisionEmpty".into())
+        );
         let mut status = status_with(0);
         count_works(&mut status, |_| &[], &ManifestWorkSpec::default(), &now());
         assert_eq!(applied_reason(&status), ("False".into(), "NotAsExpected".into()));

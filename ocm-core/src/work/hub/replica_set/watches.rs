@@ -87,8 +87,14 @@ mod tests {
 
     #[test]
     fn events_map_to_the_replica_sets_concerned() {
-        let sets = [set("ns", "a", &["p1"]), set("ns", "b", &["p1", "p2"]), set("other", "c", &["p1"])];
-        let names = |refs: Vec<ObjectRef<ManifestWorkReplicaSet>>| refs.into_iter().map(|r| r.name).collect::<Vec<_>>();
+        let sets = [
+            set("ns", "a", &["p1"]),
+            set("ns", "b", &["p1", "p2"]),
+            set("other", "c", &["p1"]),
+        ];
+        let names = |refs: Vec<ObjectRef<ManifestWorkReplicaSet>>| {
+            refs.into_iter().map(|r| r.name).collect::<Vec<_>>()
+        };
         assert_eq!(names(for_placement(&sets, "ns", "p1")), vec!["a", "b"]);
         assert_eq!(names(for_placement(&sets, "ns", "p2")), vec!["b"]);
         let mut decision = PlacementDecision::new("p2-decision-1", Default::default());
@@ -98,7 +104,8 @@ mod tests {
         assert_eq!(names(for_decision(&sets, &decision)), vec!["b"]);
         let mut work = ManifestWork::new("w", ManifestWorkSpec::default());
         assert_eq!(for_work(&work), None);
-        work.labels_mut().insert(MANIFEST_WORK_REPLICA_SET.into(), "ns.b".into());
+        work.labels_mut()
+            .insert(MANIFEST_WORK_REPLICA_SET.into(), "ns.b".into());
         assert_eq!(for_work(&work), Some(ObjectRef::new("b").within("ns")));
     }
 }

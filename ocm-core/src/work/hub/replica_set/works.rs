@@ -21,7 +21,10 @@ use serde_json::Value;
 /// The value of the owner label on the works of `replica_set`: `<namespace>.<name>`.
 #[must_use]
 pub fn owner_key(replica_set: &ManifestWorkReplicaSet) -> String {
-    manifest_work_replica_set_key(&replica_set.namespace().unwrap_or_default(), &replica_set.name_any())
+    manifest_work_replica_set_key(
+        &replica_set.namespace().unwrap_or_default(),
+        &replica_set.name_any(),
+    )
 }
 
 /// The `(namespace, name)` of the replica set an owner label value names. Namespaces hold no
@@ -117,7 +120,11 @@ fn comparable(spec: &ManifestWorkSpec) -> Value {
 /// The template of `replica_set` (the empty spec when it has none).
 #[must_use]
 pub fn template(replica_set: &ManifestWorkReplicaSet) -> ManifestWorkSpec {
-    replica_set.spec.manifest_work_template.clone().unwrap_or_default()
+    replica_set
+        .spec
+        .manifest_work_template
+        .clone()
+        .unwrap_or_default()
 }
 
 /// Whether `work` carries `template` as its spec.
@@ -138,7 +145,10 @@ pub fn desired(
 ) -> ManifestWork {
     let mut labels = replica_set.labels().clone();
     labels.insert(MANIFEST_WORK_REPLICA_SET.to_owned(), owner_key(replica_set));
-    labels.insert(MANIFEST_WORK_REPLICA_SET_PLACEMENT.to_owned(), placement.to_owned());
+    labels.insert(
+        MANIFEST_WORK_REPLICA_SET_PLACEMENT.to_owned(),
+        placement.to_owned(),
+    );
     let metadata = ObjectMeta {
         name: name.map(str::to_owned),
         generate_name: name.is_none().then(|| replica_set.name_any()),
@@ -280,7 +290,9 @@ mod tests {
             conditions: Some(
                 conditions
                     .iter()
-                    .map(|(t, s, g, when)| Condition::new(t, *s, "Test", "", at(*when)).with_observed_generation(*g))
+                    .map(|(t, s, g, when)| {
+                        Condition::new(t, *s, "Test", "", at(*when)).with_observed_generation(*g)
+                    })
                     .collect(),
             ),
             ..ManifestWorkStatus::default()
@@ -299,21 +311,50 @@ mod tests {
         let t = |s| Some(Timestamp::from_second(s).unwrap_or_default());
         assert_eq!(status_of(&work(1, &[])).0, ToApply);
         // Applied but no Progressing yet, or Applied of an older generation.
-        assert_eq!(status_of(&work(2, &[("Applied", Status::True, 2, 10)])).0, ToApply);
         assert_eq!(
-            status_of(&work(2, &[("Applied", Status::True, 1, 10), ("Progressing", Status::False, 2, 20)])).0,
+            status_of(&work(2, &[("Applied", Status::True, 2, 10)])).0,
             ToApply
         );
         assert_eq!(
-            status_of(&work(2, &[("Applied", Status::False, 2, 10), ("Progressing", Status::False, 2, 20)])).0,
+            status_of(&work(
+                2,
+                &[
+                    ("Applied", Status::True, 1, 10),
+                    ("Progressing", Status::False, 2, 20)
+                ]
+            ))
+            .0,
             ToApply
         );
         assert_eq!(
-            status_of(&work(2, &[("Applied", Status::True, 2, 10), ("Progressing", Status::False, 2, 20)])),
+            status_of(&work(
+                2,
+                &[
+                    ("Applied", Status::False, 2, 10),
+                    ("Progressing", Status::False, 2, 20)
+                ]
+            ))
+            .0,
+            ToApply
+        );
+        assert_eq!(
+            status_of(&work(
+                2,
+                &[
+                    ("Applied", Status::True, 2, 10),
+                    ("Progressing", Status::False, 2, 20)
+                ]
+            )),
             (Succeeded, t(20))
         );
         assert_eq!(
-            status_of(&work(2, &[("Applied", Status::True, 2, 10), ("Progressing", Status::True, 2, 20)])),
+            status_of(&work(
+                2,
+                &[
+                    ("Applied", Status::True, 2, 10),
+                    ("Progressing", Status::True, 2, 20)
+                ]
+            )),
             (Progressing, t(20))
         );
         assert_eq!(
@@ -341,7 +382,14 @@ mod tests {
             ToApply
         );
         assert_eq!(
-            status_of(&work(2, &[("Applied", Status::True, 2, 10), ("Progressing", Status::Unknown, 2, 20)])).0,
+            status_of(&work(
+                2,
+                &[
+                    ("Applied", Status::True, 2, 10),
+                    ("Progressing", Status::Unknown, 2, 20)
+                ]
+            ))
+            .0,
             Progressing
         );
     }
@@ -351,8 +399,10 @@ mod tests {
         let spec = |manifest: Value| -> ManifestWorkSpec {
             serde_json::from_value(json!({"workload": {"manifests": [manifest]}})).unwrap_or_default()
         };
-        let plain = spec(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-            "spec": {"template": {"metadata": {}}}}));
+        let plain = spec(
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"template": {"metadata": {}}}}),
+        );
         let stamped = spec(json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "d", "creationTimestamp": null},
             "spec": {"template": {"metadata": {"creationTimestamp": null}}}}));
@@ -372,8 +422,16 @@ mod tests {
         assert_eq!(work.metadata.generate_name.as_deref(), Some("set"));
         assert_eq!(work.metadata.name, None);
         assert_eq!(work.namespace().as_deref(), Some("cluster1"));
-        assert_eq!(work.labels().get(MANIFEST_WORK_REPLICA_SET).map(String::as_str), Some("ns.set"));
-        assert_eq!(work.labels().get(MANIFEST_WORK_REPLICA_SET_PLACEMENT).map(String::as_str), Some("p1"));
+        assert_eq!(
+            work.labels().get(MANIFEST_WORK_REPLICA_SET).map(String::as_str),
+            Some("ns.set")
+        );
+        assert_eq!(
+            work.labels()
+                .get(MANIFEST_WORK_REPLICA_SET_PLACEMENT)
+                .map(String::as_str),
+            Some("p1")
+        );
         assert_eq!(work.labels().get("team").map(String::as_str), Some("a"));
         let named = desired(&set, "cluster1", "p1", Some("setabcde"));
         assert_eq!(named.metadata.name.as_deref(), Some("setabcde"));

@@ -1,8 +1,8 @@
 //! Deleting a replica set: its finalizer deletes the works; with `cascadeDeletionPolicy:
 //! Foreground` the replica set stays until they are gone.
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use ocm_api::work::v1::ManifestWork;
 use serde_json::json;
 
@@ -29,8 +29,12 @@ async fn hold(f: &Fixture, works: &[ManifestWork], finalizers: &[&str]) {
 async fn foreground_deletion_waits_for_the_works() {
     let f = Fixture::start(2).await;
     f.placement_of_all("test-placement").await;
-    f.create_set("cm1", &[("test-placement", all())], json!({"cascadeDeletionPolicy": "Foreground"}))
-        .await;
+    f.create_set(
+        "cm1",
+        &[("test-placement", all())],
+        json!({"cascadeDeletionPolicy": "Foreground"}),
+    )
+    .await;
     let works = f.wait_works(2).await;
     hold(&f, &works, &[AGENT_FINALIZER]).await;
     f.sets().delete(SET, &DeleteParams::default()).await.unwrap();

@@ -8,7 +8,11 @@
 //! upstream's integration tests do. Each test runs its own controller limited to its own
 //! namespace, so that tests sharing a real hub do not reconcile each other's replica sets.
 
-#![allow(clippy::unwrap_used, clippy::panic, reason = "test helpers fail the test on any error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail the test on any error"
+)]
 
 mod deletion;
 mod placement;
@@ -79,7 +83,10 @@ impl Fixture {
         for _ in 0..clusters {
             let cluster = unique("cluster");
             namespaces
-                .create(&PostParams::default(), &object(json!({"metadata": {"name": cluster}})))
+                .create(
+                    &PostParams::default(),
+                    &object(json!({"metadata": {"name": cluster}})),
+                )
                 .await
                 .unwrap();
             names.push(cluster);
@@ -143,7 +150,9 @@ impl Fixture {
             .patch_status(
                 name,
                 &PatchParams::default(),
-                &Patch::Merge(&json!({"status": {"numberOfSelectedClusters": selected, "decisionGroups": groups}})),
+                &Patch::Merge(
+                    &json!({"status": {"numberOfSelectedClusters": selected, "decisionGroups": groups}}),
+                ),
             )
             .await
             .unwrap();
@@ -180,7 +189,8 @@ impl Fixture {
     /// Creates a Placement selecting every cluster of the fixture in one decision.
     pub async fn placement_of_all(&self, name: &str) {
         self.placement(name, self.clusters.len(), 1).await;
-        self.decide(name, 0, &self.clusters.iter().collect::<Vec<_>>()).await;
+        self.decide(name, 0, &self.clusters.iter().collect::<Vec<_>>())
+            .await;
     }
 
     /// Creates the replica set [`SET`] with one ConfigMap `cm` and the references `refs`

@@ -9,14 +9,17 @@ use super::{Fixture, all};
 #[tokio::test]
 async fn should_delete_manifestworks_from_old_placement_when_placement_ref_changes() {
     let f = Fixture::start(4).await;
-    let (first, second): (Vec<&String>, Vec<&String>) = f.clusters.iter().enumerate().partition(|(i, _)| i % 2 == 0);
-    let first: Vec<&String> = first.into_iter().map(|(_, c)| c).collect();
-    let second: Vec<&String> = second.into_iter().map(|(_, c)| c).collect();
+    let first: Vec<&String> = f.clusters.iter().step_by(2).collect();
+    let second: Vec<&String> = f.clusters.iter().skip(1).step_by(2).collect();
     f.placement("test-placement-1", 2, 1).await;
     f.decide("test-placement-1", 0, &first).await;
-    f.create_set("cm1", &[("test-placement-1", all())], json!({})).await;
+    f.create_set("cm1", &[("test-placement-1", all())], json!({}))
+        .await;
     let works = f.wait_works_of(Some("test-placement-1"), 2).await;
-    assert_eq!(Fixture::clusters_of(&works), first.iter().map(|c| (*c).clone()).collect());
+    assert_eq!(
+        Fixture::clusters_of(&works),
+        first.iter().map(|c| (*c).clone()).collect()
+    );
 
     f.placement("test-placement-2", 2, 1).await;
     f.decide("test-placement-2", 0, &second).await;
@@ -24,13 +27,18 @@ async fn should_delete_manifestworks_from_old_placement_when_placement_ref_chang
         .patch(
             super::SET,
             &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"placementRefs": [{"name": "test-placement-2", "rolloutStrategy": all()}]}})),
+            &Patch::Merge(
+                &json!({"spec": {"placementRefs": [{"name": "test-placement-2", "rolloutStrategy": all()}]}}),
+            ),
         )
         .await
         .unwrap();
     f.wait_works_of(Some("test-placement-1"), 0).await;
     let works = f.wait_works_of(Some("test-placement-2"), 2).await;
-    assert_eq!(Fixture::clusters_of(&works), second.iter().map(|c| (*c).clone()).collect());
+    assert_eq!(
+        Fixture::clusters_of(&works),
+        second.iter().map(|c| (*c).clone()).collect()
+    );
     f.wait_works(2).await;
     f.cleanup().await;
 }
@@ -43,9 +51,13 @@ async fn placement_decision_change_adds_and_removes_works() {
     f.create_set("cm1", &[("test-placement", all())], json!({})).await;
     f.wait_works(1).await;
     f.placement_status("test-placement", 2, 1).await;
-    f.decide("test-placement", 0, &[&f.clusters[1], &f.clusters[2]]).await;
+    f.decide("test-placement", 0, &[&f.clusters[1], &f.clusters[2]])
+        .await;
     let works = f.wait_works(2).await;
-    assert_eq!(Fixture::clusters_of(&works), f.clusters[1..].iter().cloned().collect());
+    assert_eq!(
+        Fixture::clusters_of(&works),
+        f.clusters[1..].iter().cloned().collect()
+    );
     f.wait_summary([2, 0, 0, 0, 0]).await;
     f.cleanup().await;
 }
@@ -54,18 +66,22 @@ async fn placement_decision_change_adds_and_removes_works() {
 async fn missing_or_empty_placement_is_reported() {
     let f = Fixture::start(1).await;
     f.create_set("cm1", &[("test-placement", all())], json!({})).await;
-    f.wait_condition("PlacementVerified", "False", Some("PlacementDecisionNotFound")).await;
+    f.wait_condition("PlacementVerified", "False", Some("PlacementDecisionNotFound"))
+        .await;
 
     // The Placement exists but decides nothing.
     f.placement("test-placement", 0, 0).await;
-    f.wait_condition("PlacementVerified", "False", Some("PlacementDecisionEmpty")).await;
-    f.wait_condition("ManifestworkApplied", "False", Some("PlacementDecisionEmpty")).await;
+    f.wait_condition("PlacementVerified", "False", Some("PlacementDecisionEmpty"))
+        .await;
+    f.wait_condition("ManifestworkApplied", "False", Some("PlacementDecisionEmpty"))
+        .await;
     f.wait_summary([0, 0, 0, 0, 0]).await;
 
     // It decides a cluster: verified.
     f.placement_status("test-placement", 1, 1).await;
     f.decide("test-placement", 0, &[&f.clusters[0]]).await;
     f.wait_works(1).await;
-    f.wait_condition("PlacementVerified", "True", Some("AsExpected")).await;
+    f.wait_condition("PlacementVerified", "True", Some("AsExpected"))
+        .await;
     f.cleanup().await;
 }

@@ -14,21 +14,27 @@ async fn rollout_progressive() {
     f.placement_of_all("test-placement").await;
     f.create_set(
         "cm1",
-        &[("test-placement", json!({"type": "Progressive", "progressive": {"maxConcurrency": 2}}))],
+        &[(
+            "test-placement",
+            json!({"type": "Progressive", "progressive": {"maxConcurrency": 2}}),
+        )],
         json!({}),
     )
     .await;
     f.wait_works(2).await;
-    f.wait_condition("PlacementRolledOut", "False", Some("Progressing")).await;
+    f.wait_condition("PlacementRolledOut", "False", Some("Progressing"))
+        .await;
 
     f.report_all(Report::Succeeded).await;
     f.wait_works(4).await;
-    f.wait_condition("PlacementRolledOut", "False", Some("Progressing")).await;
+    f.wait_condition("PlacementRolledOut", "False", Some("Progressing"))
+        .await;
     f.report_all(Report::Succeeded).await;
     let works = f.wait_works(6).await;
     assert_eq!(Fixture::clusters_of(&works), f.clusters.iter().cloned().collect());
     f.report_all(Report::Succeeded).await;
-    f.wait_condition("PlacementRolledOut", "True", Some("Complete")).await;
+    f.wait_condition("PlacementRolledOut", "True", Some("Complete"))
+        .await;
     f.cleanup().await;
 }
 
@@ -47,7 +53,8 @@ async fn rolling_exceeds_max_failure() {
     .await;
     f.wait_works(2).await;
     f.report_all(Report::Failed).await;
-    f.wait_condition("PlacementRolledOut", "False", Some("Progressing")).await;
+    f.wait_condition("PlacementRolledOut", "False", Some("Progressing"))
+        .await;
     f.wait_summary([2, 2, 0, 2, 2]).await;
     // Two failures are more than one tolerated: the third cluster gets nothing.
     f.keeps_works(2, 3).await;
@@ -78,9 +85,11 @@ async fn rolling_with_min_success_time() {
         "the second cluster started {:?} after the first succeeded",
         reported.elapsed()
     );
-    f.wait_condition("PlacementRolledOut", "False", Some("Progressing")).await;
+    f.wait_condition("PlacementRolledOut", "False", Some("Progressing"))
+        .await;
     f.report_all(Report::Succeeded).await;
-    f.wait_condition("PlacementRolledOut", "True", Some("Complete")).await;
+    f.wait_condition("PlacementRolledOut", "True", Some("Complete"))
+        .await;
     f.cleanup().await;
 }
 
@@ -99,7 +108,8 @@ async fn rolling_deadline_meets_and_tolerate_max_failure() {
     )
     .await;
     f.wait_works(1).await;
-    f.wait_condition("PlacementRolledOut", "False", Some("Progressing")).await;
+    f.wait_condition("PlacementRolledOut", "False", Some("Progressing"))
+        .await;
     let reported = tokio::time::Instant::now();
     f.report_all(Report::Failed).await;
     // Past the deadline the failing cluster counts as timed out (one failure is tolerated):
@@ -110,7 +120,8 @@ async fn rolling_deadline_meets_and_tolerate_max_failure() {
         "moved on {:?} after the failure, before the deadline",
         reported.elapsed()
     );
-    f.wait_condition("PlacementRolledOut", "False", Some("Progressing")).await;
+    f.wait_condition("PlacementRolledOut", "False", Some("Progressing"))
+        .await;
     f.cleanup().await;
 }
 
@@ -118,8 +129,10 @@ async fn rolling_deadline_meets_and_tolerate_max_failure() {
 async fn rollout_progressive_per_group() {
     let f = Fixture::start(4).await;
     f.placement("test-placement", 4, 2).await;
-    f.decide("test-placement", 0, &[&f.clusters[0], &f.clusters[1]]).await;
-    f.decide("test-placement", 1, &[&f.clusters[2], &f.clusters[3]]).await;
+    f.decide("test-placement", 0, &[&f.clusters[0], &f.clusters[1]])
+        .await;
+    f.decide("test-placement", 1, &[&f.clusters[2], &f.clusters[3]])
+        .await;
     f.create_set(
         "cm1",
         &[("test-placement", json!({"type": "ProgressivePerGroup"}))],
@@ -127,12 +140,17 @@ async fn rollout_progressive_per_group() {
     )
     .await;
     let works = f.wait_works(2).await;
-    assert_eq!(Fixture::clusters_of(&works), f.clusters[..2].iter().cloned().collect());
+    assert_eq!(
+        Fixture::clusters_of(&works),
+        f.clusters[..2].iter().cloned().collect()
+    );
     f.keeps_works(2, 1).await;
     f.wait_summary([2, 0, 0, 0, 0]).await;
     let set = f.sets().get(super::SET).await.unwrap();
     assert_eq!(
-        set.status.unwrap().placement_summary.unwrap()[0].available_decision_groups.as_deref(),
+        set.status.unwrap().placement_summary.unwrap()[0]
+            .available_decision_groups
+            .as_deref(),
         Some("2 (2 / 4 clusters applied)")
     );
 
@@ -141,6 +159,7 @@ async fn rollout_progressive_per_group() {
     let works = f.wait_works(4).await;
     assert_eq!(Fixture::clusters_of(&works), f.clusters.iter().cloned().collect());
     f.report_all(Report::Succeeded).await;
-    f.wait_condition("PlacementRolledOut", "True", Some("Complete")).await;
+    f.wait_condition("PlacementRolledOut", "True", Some("Complete"))
+        .await;
     f.cleanup().await;
 }
