@@ -176,7 +176,7 @@ pub enum HubCommandError {
     RunWorkGarbageCollection(#[from] GarbageCollectionError),
     /// The ManifestWorkReplicaSet controller stopped.
     #[error("running the ManifestWorkReplicaSet controller: {0}")]
-    RunReplicaSets(#[from] ReplicaSetError),
+    RunReplicaSets(#[source] Box<ReplicaSetError>),
     /// The admission webhooks could not be served or registered.
     #[error("admission webhooks: {0}")]
     ServeWebhooks(#[from] WebhookError),
@@ -428,7 +428,7 @@ async fn serve_hub(
     let result = tokio::select! {
         result = optional(registration) => result.map_err(HubCommandError::from),
         result = optional(work_gc) => result.map_err(HubCommandError::from),
-        result = optional(replica_sets) => result.map_err(HubCommandError::from),
+        result = optional(replica_sets) => result.map_err(|e| HubCommandError::RunReplicaSets(Box::new(e))),
         result = optional(placement) => result.map_err(HubCommandError::from),
         () = crate::process::shutdown_signal() => Ok(()),
     };

@@ -90,7 +90,11 @@ mod tests {
         group: Option<&str>,
         clusters: &[&str],
     ) -> Arc<PlacementDecision> {
-        let mut d = PlacementDecision::new(name, Default::default());
+        let mut d = PlacementDecision {
+            metadata: Default::default(),
+            status: None,
+        };
+        d.metadata.name = Some(name.into());
         d.metadata.namespace = Some("ns".into());
         d.labels_mut().insert(PLACEMENT.into(), placement.into());
         if let Some(index) = index {

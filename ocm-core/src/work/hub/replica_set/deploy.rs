@@ -166,7 +166,7 @@ pub(super) async fn deploy(
                 outcome.errors.push(ReplicaSetError::PlanRollout {
                     replica_set: format!("{namespace}/{}", set.name_any()),
                     placement: reference.name.clone(),
-                    source,
+                    source: Box::new(source),
                 });
                 continue;
             }

@@ -101,7 +101,7 @@ pub enum ReplicaSetError {
         /// The Placement reference.
         placement: String,
         /// What is invalid.
-        source: ocm_api::rollout::Error,
+        source: Box<ocm_api::rollout::Error>,
     },
     /// Listing the works of a cluster namespace failed.
     #[error("listing the ManifestWorks of {namespace}: {source}")]

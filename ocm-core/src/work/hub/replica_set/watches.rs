@@ -97,7 +97,10 @@ mod tests {
         };
         assert_eq!(names(for_placement(&sets, "ns", "p1")), vec!["a", "b"]);
         assert_eq!(names(for_placement(&sets, "ns", "p2")), vec!["b"]);
-        let mut decision = PlacementDecision::new("p2-decision-1", Default::default());
+        let mut decision = PlacementDecision {
+            metadata: Default::default(),
+            status: None,
+        };
         decision.metadata.namespace = Some("ns".into());
         assert!(for_decision(&sets, &decision).is_empty());
         decision.labels_mut().insert(PLACEMENT.into(), "p2".into());
