@@ -1,8 +1,9 @@
 //! The `hub` binary: an OCM hub as one process. It installs the hub CRDs and the bootstrap RBAC
 //! (what upstream's cluster-manager operator installs), runs the hub controllers of `ocm-core` —
 //! registration (accept, CSR approval, leases, taints, cluster sets, cleanup, add-on status), work
-//! (ManifestWork garbage collection), placement and the add-on manager (ManagedClusterAddOns owned
-//! by their ClusterManagementAddOn); `--controllers` picks a subset — and serves
+//! (ManifestWork garbage collection, ManifestWorkReplicaSets; each behind its feature gate, off by
+//! default as upstream's), placement and the add-on manager (ManagedClusterAddOns owned by their
+//! ClusterManagementAddOn); `--controllers` picks a subset — and serves
 //! `/healthz`, `/readyz` and `/metrics`. It runs on the cluster of
 //! `--kubeconfig` or on an embedded control plane (`--embedded DIR`).
 //!
@@ -25,7 +26,7 @@ use ocm_api::admission::manifest_work::{DEFAULT_MANIFEST_LIMIT, ManifestWorkOpti
 use ocm_api::crd::InstallTarget;
 use ocm_api::names::feature_gates::{
     ADDON_MANAGEMENT, CLEAN_UP_COMPLETED_MANIFEST_WORK, Component, DEFAULT_CLUSTER_SET,
-    MANAGED_CLUSTER_AUTO_APPROVAL, NIL_EXECUTOR_VALIDATING,
+    MANAGED_CLUSTER_AUTO_APPROVAL, MANIFEST_WORK_REPLICA_SET, NIL_EXECUTOR_VALIDATING,
 };
 use ocm_controlplane::admission::ClusterAdmission;
 use ocm_core::metrics::ControllerMetrics;
@@ -35,6 +36,7 @@ use ocm_core::registration::webhook::{
     Endpoint, Registration, Reviewer, WebhookError, WebhookServer, conversion,
 };
 use ocm_core::work::hub::garbage_collection::{self, GarbageCollectionError};
+use ocm_core::work::hub::replica_set::{self, ReplicaSetError, ReplicaSetOptions};
 
 use crate::cluster::{Cluster, ClusterError};
 use crate::flags::{self, FeatureGates, FlagError};
@@ -54,7 +56,8 @@ pub enum HubController {
     /// The registration controllers (upstream's `registration controller`).
     Registration,
     /// The work controllers: ManifestWork garbage collection with the gate
-    /// CleanUpCompletedManifestWork (upstream's `work manager`).
+    /// CleanUpCompletedManifestWork, the ManifestWorkReplicaSet controller with the gate
+    /// ManifestWorkReplicaSet (upstream's `work manager`).
     Work,
     /// The placement scheduler (upstream's `placement controller`).
     Placement,
@@ -184,6 +187,9 @@ pub enum HubCommandError {
     /// The add-on owner controller stopped.
     #[error("running the add-on owner controller: {0}")]
     RunAddonOwner(#[from] ocm_core::addon::owner::OwnerError),
+    /// The ManifestWorkReplicaSet controller stopped.
+    #[error("running the ManifestWorkReplicaSet controller: {0}")]
+    RunReplicaSets(#[source] Box<ReplicaSetError>),
     /// The admission webhooks could not be served or registered.
     #[error("admission webhooks: {0}")]
     ServeWebhooks(#[from] WebhookError),
@@ -425,6 +431,10 @@ async fn serve_hub(
         tracing::info!("ManifestWork garbage collection on (CleanUpCompletedManifestWork)");
         garbage_collection::run(cluster.client(), metrics.clone())
     });
+    let replica_sets = (runs(HubController::Work) && gates.enabled(MANIFEST_WORK_REPLICA_SET)).then(|| {
+        tracing::info!("ManifestWorkReplicaSet controller on (ManifestWorkReplicaSet)");
+        replica_set::run(cluster.client(), ReplicaSetOptions::default(), metrics.clone())
+    });
     let placement = runs(HubController::Placement)
         .then(|| placement::run(cluster.client(), PlacementOptions::default(), metrics.clone()));
     let addon_owner = (runs(HubController::Addon) && gates.enabled(ADDON_MANAGEMENT))
@@ -434,6 +444,7 @@ async fn serve_hub(
     let result = tokio::select! {
         result = optional(registration) => result.map_err(HubCommandError::from),
         result = optional(work_gc) => result.map_err(HubCommandError::from),
+        result = optional(replica_sets) => result.map_err(|e| HubCommandError::RunReplicaSets(Box::new(e))),
         result = optional(placement) => result.map_err(HubCommandError::from),
         result = optional(addon_owner) => result.map_err(HubCommandError::from),
         () = crate::process::shutdown_signal() => Ok(()),
