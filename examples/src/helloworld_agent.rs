@@ -24,7 +24,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use ocm_addon_framework::hub_kubeconfig::{self, HubKubeconfigWatcher};
 use ocm_addon_framework::lease::LeaseUpdater;
-use ocm_api::addon::v1alpha1::ManagedClusterAddOn;
+use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 
 use crate::cluster::{Cluster, ClusterError};
 

@@ -15,9 +15,9 @@ use crate::{Fleet, FleetError, poll};
 impl Fleet {
     /// Waits until the registration agent of `cluster` has written the hub kubeconfig secret of
     /// add-on `addon` (`<addon>-hub-kubeconfig` in the add-on's install namespace on the managed
-    /// cluster), writes its keys (`kubeconfig`, `tls.crt`, `tls.key`, `cluster-name`) as files
-    /// into a directory of the fleet and returns it: pass `<dir>/kubeconfig` to the add-on's
-    /// agent as its hub kubeconfig. Call it again after a rotation for the new credentials.
+    /// cluster, its `cluster-name` this cluster's), writes its keys (`kubeconfig`, `tls.crt`,
+    /// `tls.key`, `cluster-name`) as files into a directory of the fleet and returns it: pass
+    /// `<dir>/kubeconfig` to the add-on's agent as its hub kubeconfig. Call it again after a rotation for the new credentials.
     ///
     /// # Errors
     /// [`FleetError::UnknownCluster`], [`FleetError::Timeout`] when the secret does not appear
@@ -45,10 +45,14 @@ impl Fleet {
                     .await
                     .ok()
                     .flatten()?;
-                let complete = secret.data.as_ref().is_some_and(|d| {
-                    d.contains_key(secrets::keys::KUBECONFIG) && d.contains_key(secrets::keys::TLS_CERT)
-                });
-                complete.then_some(secret)
+                // Written for this cluster: a secret another run left behind is not the one.
+                let data = secret.data.as_ref()?;
+                let for_cluster = data
+                    .get(secrets::keys::CLUSTER_NAME)
+                    .is_some_and(|name| name.0.as_slice() == cluster.as_bytes());
+                let complete = data.contains_key(secrets::keys::KUBECONFIG)
+                    && data.contains_key(secrets::keys::TLS_CERT);
+                (for_cluster && complete).then_some(secret)
             },
         )
         .await?;

@@ -183,7 +183,8 @@ async fn set_condition(
     Ok(())
 }
 
-/// Whether the secret holds a certificate for `reg` that is not due for rotation.
+/// Whether the secret holds a certificate for `reg` — issued to its subject, as upstream checks —
+/// that is not due for rotation.
 fn secret_current(secret: &Secret, reg: &Registration, threshold: f64) -> bool {
     let Some(data) = &secret.data else { return false };
     let (Some(cert), Some(_)) = (
@@ -193,6 +194,9 @@ fn secret_current(secret: &Secret, reg: &Registration, threshold: f64) -> bool {
         return false;
     };
     if reg.kubeconfig && !data.contains_key(secrets::keys::KUBECONFIG) {
+        return false;
+    }
+    if !csr::matches_subject(&cert.0, &reg.user, &reg.groups) {
         return false;
     }
     match csr::validity(&cert.0) {

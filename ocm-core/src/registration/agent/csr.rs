@@ -210,6 +210,25 @@ pub(crate) fn validity(cert_pem: &[u8]) -> Option<(i64, i64)> {
     window
 }
 
+/// Whether some certificate of a PEM chain is issued to `common_name` with exactly the
+/// organizations `organizations` (compared as sets) — upstream's `certMatchSubject`: a secret
+/// left by another agent or an earlier subject is not current.
+pub(crate) fn matches_subject(cert_pem: &[u8], common_name: &str, organizations: &[String]) -> bool {
+    let wanted: std::collections::BTreeSet<&str> = organizations.iter().map(String::as_str).collect();
+    pem_certificates(cert_pem).iter().any(|der| {
+        let Ok((_, cert)) = X509Certificate::from_der(der) else {
+            return false;
+        };
+        let subject = cert.subject();
+        let cn = subject.iter_common_name().next().and_then(|a| a.as_str().ok());
+        let orgs: std::collections::BTreeSet<&str> = subject
+            .iter_organization()
+            .filter_map(|a| a.as_str().ok())
+            .collect();
+        cn == Some(common_name) && orgs == wanted
+    })
+}
+
 /// Whether a certificate valid from `not_before` to `not_after` should be renewed at `now`: its
 /// remaining share of life is at most `threshold` (upstream draws it from [0.20, 0.25)).
 pub fn needs_rotation(not_before: i64, not_after: i64, now: i64, threshold: f64) -> bool {
@@ -229,6 +248,33 @@ pub(crate) fn rotation_threshold() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_certificate_matches_its_exact_subject_only() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "user-a");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, "group-1");
+        let pem = params.self_signed(&key).unwrap().pem();
+        let groups = |g: &[&str]| g.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(matches_subject(pem.as_bytes(), "user-a", &groups(&["group-1"])));
+        assert!(!matches_subject(pem.as_bytes(), "user-b", &groups(&["group-1"])));
+        assert!(!matches_subject(
+            pem.as_bytes(),
+            "user-a",
+            &groups(&["group-1", "group-2"])
+        ));
+        assert!(!matches_subject(
+            b"not a certificate",
+            "user-a",
+            &groups(&["group-1"])
+        ));
+    }
 
     /// A kubeconfig whose user authenticates with `cert_pem` and `key_pem` inline.
     fn client_kubeconfig(cert_pem: &str, key_pem: &str) -> kube::config::Kubeconfig {
