@@ -35,7 +35,7 @@ fn init_logging() {
 }
 
 /// The child mode: our placement controller until standard input closes.
-fn run_controller(kubeconfig: &std::path::Path) -> ExitCode {
+fn run_controller(kubeconfig: &std::path::Path, workers: Option<u16>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -43,7 +43,7 @@ fn run_controller(kubeconfig: &std::path::Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run_child(kubeconfig)) {
+    match runtime.block_on(run_child(kubeconfig, workers)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("placement-load (controller): {e}");
@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     let options = Options::parse();
     init_logging();
     if let Some(kubeconfig) = &options.run_placement_controller {
-        return run_controller(kubeconfig);
+        return run_controller(kubeconfig, options.placement_workers);
     }
     let result = run_blocking(&options).and_then(|report| match options.output {
         Output::Text => Ok(report.render_text(options.top)),

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use ocm_core::placement::PlacementOptions;
+
 use super::PlacementLoadError;
 use crate::work::agent::{client_for, stdin_closed};
 
@@ -83,7 +85,13 @@ pub struct ControllerProcess {
 impl ControllerProcess {
     /// Starts the controller with hub kubeconfig `kubeconfig`: `command` (from `--placement-cmd`)
     /// or, without one, this executable in its child mode. Its output goes to `log`.
-    pub fn spawn(command: Option<&str>, kubeconfig: &Path, log: &Path) -> Result<Self, PlacementLoadError> {
+    /// `workers` is passed to ours (`--placement-workers`).
+    pub fn spawn(
+        command: Option<&str>,
+        workers: Option<u16>,
+        kubeconfig: &Path,
+        log: &Path,
+    ) -> Result<Self, PlacementLoadError> {
         let (program, args, description) = match command {
             Some(template) => {
                 let port = if template.contains(PLACEHOLDERS[1]) {
@@ -99,14 +107,16 @@ impl ControllerProcess {
             None => {
                 let exe = std::env::current_exe()
                     .map_err(|e| PlacementLoadError::Controller(format!("finding this executable: {e}")))?;
-                let args = vec![
+                let mut args = vec![
                     "--run-placement-controller".to_string(),
                     kubeconfig.display().to_string(),
                 ];
+                let workers = workers.unwrap_or(PlacementOptions::default().workers);
+                args.extend(["--placement-workers".to_string(), workers.to_string()]);
                 (
                     exe,
                     args,
-                    "ocm_core::placement (this binary's child mode)".to_string(),
+                    format!("ocm_core::placement, {workers} workers (this binary's child mode)"),
                 )
             }
         };
@@ -177,14 +187,18 @@ impl ControllerProcess {
     }
 }
 
-/// The child mode: our placement controller with the hub of `kubeconfig` until standard input
-/// closes or the controller stops.
-pub async fn run_child(kubeconfig: &Path) -> Result<(), PlacementLoadError> {
+/// The child mode: our placement controller with the hub of `kubeconfig` (and `workers`, or the
+/// default) until standard input closes or the controller stops.
+pub async fn run_child(kubeconfig: &Path, workers: Option<u16>) -> Result<(), PlacementLoadError> {
     let (client, _) = client_for(kubeconfig).await?;
+    let mut options = PlacementOptions::default();
+    if let Some(workers) = workers {
+        options.workers = workers;
+    }
     tokio::select! {
         result = ocm_core::placement::run(
             client,
-            ocm_core::placement::PlacementOptions::default(),
+            options,
             ocm_core::metrics::ControllerMetrics::default(),
         ) => result.map_err(|e| PlacementLoadError::Controller(e.to_string())),
         () = stdin_closed() => Ok(()),

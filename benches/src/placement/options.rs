@@ -69,6 +69,10 @@ pub struct Options {
     /// How many (verb, resource) rows the request table shows.
     #[arg(long, default_value_t = 12)]
     pub top: usize,
+    /// Workers of our placement controller (placements scheduled and written at once); default:
+    /// `PlacementOptions::default()`'s. Not passed to a `--placement-cmd` controller.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub placement_workers: Option<u16>,
     /// Internal: run our placement controller with this hub kubeconfig (the harness starts this
     /// binary so; the process ends when its standard input closes).
     #[arg(long, hide = true)]
@@ -122,12 +126,14 @@ mod tests {
             "/k/admin.kubeconfig",
             "--placement-cmd",
             "placement controller --kubeconfig {kubeconfig}",
+            "--placement-workers",
+            "1",
         ])
         .unwrap();
         assert_eq!((o.clusters, o.placements, o.select), (1000, 10_000, 5));
         assert_eq!(o.create_concurrency, 64);
         assert_eq!(o.timeout, Duration::from_millis(90_500));
-        assert_eq!(o.output, Output::Json);
+        assert_eq!((o.output, o.placement_workers), (Output::Json, Some(1)));
         assert_eq!(o.kubeconfig, Some(PathBuf::from("/k/admin.kubeconfig")));
         assert_eq!(
             o.placement_cmd.as_deref(),
@@ -138,6 +144,7 @@ mod tests {
     #[test]
     fn bad_values_are_refused() {
         assert!(Options::try_parse_from(["placement-load", "--select", "0"]).is_err());
+        assert!(Options::try_parse_from(["placement-load", "--placement-workers", "0"]).is_err());
         assert!(Options::try_parse_from(["placement-load", "--timeout", "-1"]).is_err());
         assert!(Options::try_parse_from(["placement-load", "--output", "yaml"]).is_err());
         // A given hub and a hub binary to start contradict each other.

@@ -172,6 +172,7 @@ async fn measure(
     let controller_start = Instant::now();
     let mut controller = ControllerProcess::spawn(
         options.placement_cmd.as_deref(),
+        options.placement_workers,
         &hub.controller_kubeconfig,
         &dir.join("controller.log"),
     )?;
