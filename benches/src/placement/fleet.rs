@@ -47,7 +47,10 @@ impl Names {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
         Self {
-            run: format!("placement-load-{:08x}", nanos ^ std::process::id().rotate_left(16)),
+            run: format!(
+                "placement-load-{:08x}",
+                nanos ^ std::process::id().rotate_left(16)
+            ),
         }
     }
 
@@ -197,7 +200,7 @@ pub fn score(names: &Names, index: usize) -> Result<AddOnPlacementScore, Placeme
 pub fn score_status(index: usize, now: k8s_openapi::jiff::Timestamp) -> Value {
     let valid_until = now
         .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(
-            SCORE_VALIDITY.as_secs() as i64
+            SCORE_VALIDITY.as_secs() as i64,
         ))
         .unwrap_or(now);
     json!({"status": {
@@ -282,7 +285,11 @@ async fn create_cluster(
         .await
         .map_err(create_error(format!("ManagedCluster {name}")))?;
     clusters
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(cluster_status(index)))
+        .patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(cluster_status(index)),
+        )
         .await
         .map_err(create_error(format!("the status of ManagedCluster {name}")))?;
     Api::<Namespace>::all(client.clone())
@@ -295,9 +302,15 @@ async fn create_cluster(
         .await
         .map_err(create_error(format!("AddOnPlacementScore {name}/{SCORE}")))?;
     scores
-        .patch_status(SCORE, &PatchParams::default(), &Patch::Merge(score_status(index, now)))
+        .patch_status(
+            SCORE,
+            &PatchParams::default(),
+            &Patch::Merge(score_status(index, now)),
+        )
         .await
-        .map_err(create_error(format!("the status of AddOnPlacementScore {name}/{SCORE}")))?;
+        .map_err(create_error(format!(
+            "the status of AddOnPlacementScore {name}/{SCORE}"
+        )))?;
     Ok(())
 }
 
@@ -387,7 +400,10 @@ pub async fn cleanup(client: &Client, names: &Names, concurrency: usize) -> Resu
     let clusters: Api<ManagedCluster> = Api::all(client.clone());
     ignore_missing("clusters".into(), clusters.delete_collection(&dp, &by_run).await)?;
     let sets: Api<ManagedClusterSet> = Api::all(client.clone());
-    ignore_missing(format!("ManagedClusterSet {}", names.set()), sets.delete(names.set(), &dp).await)
+    ignore_missing(
+        format!("ManagedClusterSet {}", names.set()),
+        sets.delete(names.set(), &dp).await,
+    )
 }
 
 #[cfg(test)]
@@ -428,9 +444,11 @@ mod tests {
         }))
         .unwrap();
         assert!(typed.status.is_some());
-        let (cpu, memory) = (0..1000).map(allocatable).fold((usize::MAX, 0), |(lo, hi), (c, m)| {
-            (lo.min(c.min(m)), hi.max(c.max(m)))
-        });
+        let (cpu, memory) = (0..1000)
+            .map(allocatable)
+            .fold((usize::MAX, 0), |(lo, hi), (c, m)| {
+                (lo.min(c.min(m)), hi.max(c.max(m)))
+            });
         assert!(cpu >= 2 && memory <= 64, "{cpu} {memory}");
     }
 
@@ -466,7 +484,10 @@ mod tests {
         assert_eq!(configs.len(), 3);
         assert!(configs.iter().all(|c| c.weight == Some(1)));
         let add_on = configs[0].score_coordinate.add_on.as_ref().unwrap();
-        assert_eq!((add_on.resource_name.as_str(), add_on.score_name.as_str()), (SCORE, SCORE));
+        assert_eq!(
+            (add_on.resource_name.as_str(), add_on.score_name.as_str()),
+            (SCORE, SCORE)
+        );
         let built_in: Vec<_> = configs[1..]
             .iter()
             .map(|c| c.score_coordinate.built_in.as_deref().unwrap())

@@ -75,7 +75,8 @@ impl Progress {
     }
 
     fn check(&mut self, placement: &str, start: Instant, created: &CreatedAt) {
-        if !self.expected.contains(placement) || self.done.contains_key(placement) || !self.is_done(placement) {
+        if !self.expected.contains(placement) || self.done.contains_key(placement) || !self.is_done(placement)
+        {
             return;
         }
         let now = Instant::now();

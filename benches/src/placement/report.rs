@@ -248,7 +248,10 @@ mod tests {
         assert_eq!(r.requests_per_placement(), Some(0.5));
         let text = r.render_text(10);
         assert!(text.contains("4 placements × 10 of 100 clusters"), "{text}");
-        assert!(text.contains("all placements decided after 2.00 s: 2.0 placements/s"), "{text}");
+        assert!(
+            text.contains("all placements decided after 2.00 s: 2.0 placements/s"),
+            "{text}"
+        );
         assert!(text.contains("placements/status"), "{text}");
         assert!(text.contains("2 (0.5 per placement, 1 failed)"), "{text}");
         assert!(

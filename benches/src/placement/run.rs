@@ -194,7 +194,15 @@ async fn measure_with(
 ) -> Result<Report, PlacementLoadError> {
     // Ready: a first placement, outside the measured ones, decided.
     fleet::create_placement(hub.client, names, READY_PLACEMENT, shape.select).await?;
-    wait_decided(hub.client, names, READY_PLACEMENT, &shape, controller, READY_TIMEOUT).await?;
+    wait_decided(
+        hub.client,
+        names,
+        READY_PLACEMENT,
+        &shape,
+        controller,
+        READY_TIMEOUT,
+    )
+    .await?;
     let controller_ready = controller_start.elapsed();
     let pid = controller.pid();
     let hub_memory = MemoryWatch::start(

@@ -91,7 +91,12 @@ pub async fn account_kubeconfig(
         .status
         .and_then(|s| s.token)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| prepare("requesting the ServiceAccount's token", "no token in the answer".into()))?;
+        .ok_or_else(|| {
+            prepare(
+                "requesting the ServiceAccount's token",
+                "no token in the answer".into(),
+            )
+        })?;
     let text = ocm_core::registration::hub::bootstrap::token_kubeconfig(
         &server.url,
         &server.ca_pem,
