@@ -9,9 +9,11 @@
 //! | [`load`] | the API server load harness of the `apiserver-load` binary |
 //! | [`join`] | the cluster-join harness of the `join-load` binary |
 //! | [`work`] | the work-distribution harness of the `work-load` binary |
-//! | [`audit`] | tallying a control plane's audit log (shared by `join` and `work`) |
+//! | [`placement`] | the placement harness of the `placement-load` binary (upstream's placement benchmark shapes) |
+//! | [`audit`] | tallying a control plane's audit log (shared by `join`, `work` and `placement`) |
 
 pub mod audit;
 pub mod join;
 pub mod load;
+pub mod placement;
 pub mod work;

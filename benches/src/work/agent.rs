@@ -262,8 +262,9 @@ pub async fn client_for(path: &Path) -> Result<(kube::Client, String), WorkError
     Ok((client, url))
 }
 
-/// Resolves when standard input closes (the harness ended or dropped the child).
-async fn stdin_closed() {
+/// Resolves when standard input closes (the harness ended or dropped the child); the child modes
+/// of the harnesses end then.
+pub async fn stdin_closed() {
     let mut stdin = tokio::io::stdin();
     let mut buf = [0u8; 64];
     while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}

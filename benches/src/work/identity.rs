@@ -30,20 +30,35 @@ pub fn agent_user() -> String {
 
 /// The agent's kubeconfig for `server`, written to `<dir>/<name>-agent.kubeconfig`.
 pub async fn agent_kubeconfig(server: &Hub, name: &str, dir: &Path) -> Result<PathBuf, WorkError> {
+    let path = dir.join(format!("{name}-agent.kubeconfig"));
+    account_kubeconfig(server, name, NAMESPACE, SERVICE_ACCOUNT, &path).await?;
+    Ok(path)
+}
+
+/// Creates ServiceAccount `namespace/service_account` on `server` (called `name` in errors), binds it to
+/// `cluster-admin` and writes a token kubeconfig for it to `path`; its requests are then audited
+/// as `system:serviceaccount:<namespace>:<service_account>`. Shared with the placement harness.
+pub async fn account_kubeconfig(
+    server: &Hub,
+    name: &str,
+    namespace: &str,
+    service_account: &str,
+    path: &Path,
+) -> Result<(), WorkError> {
     let prepare = |what: &str, message: String| WorkError::Prepare {
-        what: format!("{what} on the {name}"),
+        what: format!("{what} {namespace}/{service_account} on the {name}"),
         message,
     };
-    create_namespace(&server.client, NAMESPACE).await?;
+    create_namespace(&server.client, namespace).await?;
     let mut account = ServiceAccount::default();
-    account.metadata.name = Some(SERVICE_ACCOUNT.into());
-    Api::<ServiceAccount>::namespaced(server.client.clone(), NAMESPACE)
+    account.metadata.name = Some(service_account.into());
+    Api::<ServiceAccount>::namespaced(server.client.clone(), namespace)
         .create(&PostParams::default(), &account)
         .await
-        .map_err(|e| prepare("creating the agent's ServiceAccount", e.to_string()))?;
+        .map_err(|e| prepare("creating the ServiceAccount", e.to_string()))?;
     let binding = ClusterRoleBinding {
         metadata: kube::api::ObjectMeta {
-            name: Some(format!("{NAMESPACE}-{SERVICE_ACCOUNT}")),
+            name: Some(format!("{namespace}-{service_account}")),
             ..Default::default()
         },
         role_ref: RoleRef {
@@ -53,15 +68,15 @@ pub async fn agent_kubeconfig(server: &Hub, name: &str, dir: &Path) -> Result<Pa
         },
         subjects: Some(vec![Subject {
             kind: "ServiceAccount".into(),
-            name: SERVICE_ACCOUNT.into(),
-            namespace: Some(NAMESPACE.into()),
+            name: service_account.into(),
+            namespace: Some(namespace.into()),
             ..Default::default()
         }]),
     };
     Api::<ClusterRoleBinding>::all(server.client.clone())
         .create(&PostParams::default(), &binding)
         .await
-        .map_err(|e| prepare("binding the agent to cluster-admin", e.to_string()))?;
+        .map_err(|e| prepare("binding the ServiceAccount to cluster-admin", e.to_string()))?;
     let request = TokenRequest {
         spec: Some(TokenRequestSpec {
             expiration_seconds: i64::try_from(TOKEN_TTL.as_secs()).ok(),
@@ -69,28 +84,31 @@ pub async fn agent_kubeconfig(server: &Hub, name: &str, dir: &Path) -> Result<Pa
         }),
         ..Default::default()
     };
-    let token = Api::<ServiceAccount>::namespaced(server.client.clone(), NAMESPACE)
-        .create_token_request(SERVICE_ACCOUNT, &PostParams::default(), &request)
+    let token = Api::<ServiceAccount>::namespaced(server.client.clone(), namespace)
+        .create_token_request(service_account, &PostParams::default(), &request)
         .await
-        .map_err(|e| prepare("requesting the agent's token", e.to_string()))?
+        .map_err(|e| prepare("requesting the ServiceAccount's token", e.to_string()))?
         .status
         .and_then(|s| s.token)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| prepare("requesting the agent's token", "no token in the answer".into()))?;
+        .ok_or_else(|| {
+            prepare(
+                "requesting the ServiceAccount's token",
+                "no token in the answer".into(),
+            )
+        })?;
     let text = ocm_core::registration::hub::bootstrap::token_kubeconfig(
         &server.url,
         &server.ca_pem,
-        SERVICE_ACCOUNT,
+        service_account,
         &token,
     )
-    .map_err(|e| prepare("writing the agent's kubeconfig", e.to_string()))?;
-    let path = dir.join(format!("{name}-agent.kubeconfig"));
-    std::fs::write(&path, text).map_err(|source| WorkError::File {
+    .map_err(|e| prepare("writing the ServiceAccount's kubeconfig", e.to_string()))?;
+    std::fs::write(path, text).map_err(|source| WorkError::File {
         what: "writing",
         path: path.display().to_string(),
         source,
-    })?;
-    Ok(path)
+    })
 }
 
 #[cfg(test)]
