@@ -48,7 +48,11 @@ pub struct PlacementOptions {
     /// How often every placement is scheduled again without a change (upstream's informer
     /// resync: 10 minutes).
     pub resync: Duration,
-    /// How many placements are scheduled and written at once.
+    /// How many placements are scheduled and written at once: 1, as upstream's scheduling
+    /// controller. With more, two placements scheduled at the same moment see the same decision
+    /// counts, so the Balance prioritizer sends both to the same clusters and each then moves
+    /// away from the other — decisions rewritten over and over (measured with `placement-load`,
+    /// docs/performance.md).
     pub workers: u16,
 }
 
@@ -56,7 +60,7 @@ impl Default for PlacementOptions {
     fn default() -> Self {
         Self {
             resync: Duration::from_secs(600),
-            workers: 4,
+            workers: 1,
         }
     }
 }
