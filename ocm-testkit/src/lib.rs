@@ -148,6 +148,8 @@ impl FleetOptions {
 /// A running hub and its managed clusters; everything stops when it is dropped.
 pub struct Fleet {
     hub: TestEnv,
+    /// On a shared real hub: the lock the hub-controller tests of `ocm-core` coordinate with.
+    _hub_lock: Option<std::fs::File>,
     hub_client: kube::Client,
     clusters: Vec<ManagedClusterEnv>,
     dir: tempfile::TempDir,
@@ -199,8 +201,10 @@ impl Fleet {
                 message: e.to_string(),
             })?;
         bootstrap::ensure_bootstrap_rbac(&hub_client).await?;
+        let _hub_lock = hub_controllers_lock(&hub).await?;
         let mut fleet = Self {
             hub,
+            _hub_lock,
             hub_client,
             clusters: Vec::new(),
             dir,
@@ -362,6 +366,42 @@ async fn start_hub() -> Result<TestEnv, FleetError> {
     TestEnv::start_with(ocm_controlplane::ControlPlane::builder().cluster_admission(Some(admission)))
         .await
         .map_err(error)
+}
+
+/// On a real hub, takes (shared) the lock `ocm-core`'s integration tests hold while hub
+/// controllers run — a `flock` on `<temp dir>/ocm-core-tests-<hash of the hub kubeconfig
+/// path>-HubControllers.lock` — so that a test there which needs the hub without any controller
+/// (held exclusively) does not meet this fleet's. Nothing on an embedded hub.
+async fn hub_controllers_lock(hub: &TestEnv) -> Result<Option<std::fs::File>, FleetError> {
+    use std::hash::{Hash, Hasher};
+    if hub.control_plane().is_some() {
+        return Ok(None);
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hub.kubeconfig_path().hash(&mut hasher);
+    let path = std::env::temp_dir().join(format!(
+        "ocm-core-tests-{:016x}-HubControllers.lock",
+        hasher.finish()
+    ));
+    let error_path = path.clone();
+    let locked = tokio::task::spawn_blocking(move || {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        file.lock_shared()?;
+        Ok::<_, std::io::Error>(file)
+    })
+    .await
+    .map_err(|e| FleetError::WriteFile {
+        path: error_path.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    locked.map(Some).map_err(|source| FleetError::WriteFile {
+        path: error_path,
+        source,
+    })
 }
 
 /// An admin client of `env`.

@@ -7,7 +7,8 @@
 //!   ManagedClusterSets, exclusively by the test that deletes and edits them.
 //!
 //! The locks are `flock`s on files in the temp directory, named after the hub's kubeconfig. On an
-//! embedded hub (private to its test) they are no-ops.
+//! embedded hub (private to its test) they are no-ops. `ocm-testkit`'s fleets take
+//! [`Lock::HubControllers`] shared by the same file name while their hub controllers run.
 
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
