@@ -10,6 +10,7 @@ use kube::{Api, Resource, ResourceExt};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision, PlacementStatus};
 use ocm_api::conditions;
 use serde_json::json;
+use tokio::sync::Semaphore;
 
 use super::PlacementError;
 use crate::placement::schedule::groups::decision_object;
@@ -18,12 +19,27 @@ use crate::placement::schedule::{Code, Schedule};
 /// Event messages are cut to this many characters (kube allows 1024).
 const MAX_EVENT_MESSAGE: usize = 1000;
 
+/// How many events may be being published at once; a write waits for a free slot past that.
+pub const EVENTS_IN_FLIGHT: usize = 64;
+
+/// A write of a PlacementDecision the API server answered.
+#[derive(Debug)]
+pub enum Written {
+    /// Created or patched: the object the API server returned.
+    Decision(PlacementDecision),
+    /// Deleted: the version that was deleted.
+    Deleted(Arc<PlacementDecision>),
+}
+
 /// What the writes need.
 pub struct Writer<'a> {
     /// The hub client.
     pub client: &'a kube::Client,
     /// The event recorder.
     pub recorder: &'a Recorder,
+    /// Slots for events being published: events are published beside the writes, not before
+    /// the next one (a placement's writes do not wait for its events).
+    pub events: &'a Arc<Semaphore>,
 }
 
 impl Writer<'_> {
@@ -47,13 +63,22 @@ impl Writer<'_> {
             action: action.to_string(),
             secondary: Some(decision.object_ref(&())),
         };
-        if let Err(error) = self.recorder.publish(&event, &placement.object_ref(&())).await {
-            tracing::debug!(%error, reason, "publishing an event failed");
-        }
+        let Ok(permit) = self.events.clone().acquire_owned().await else {
+            return;
+        };
+        let recorder = self.recorder.clone();
+        let regarding = placement.object_ref(&());
+        tokio::spawn(async move {
+            if let Err(error) = recorder.publish(&event, &regarding).await {
+                tracing::debug!(%error, reason = event.reason, "publishing an event failed");
+            }
+            drop(permit);
+        });
     }
 
     /// Creates, updates and deletes the PlacementDecisions of `placement` so that they are those of
-    /// `schedule`; `existing` are its current decisions.
+    /// `schedule`; `existing` are its current decisions. Every write the API server answered is
+    /// pushed onto `written`, failed or not.
     ///
     /// # Errors
     /// The first failed write (the others are still tried).
@@ -62,6 +87,7 @@ impl Writer<'_> {
         placement: &Placement,
         schedule: &Schedule,
         existing: &[Arc<PlacementDecision>],
+        written: &mut Vec<Written>,
     ) -> Result<(), PlacementError> {
         let namespace = placement.namespace().unwrap_or_default();
         let api: Api<PlacementDecision> = Api::namespaced(self.client.clone(), &namespace);
@@ -72,7 +98,7 @@ impl Writer<'_> {
             let desired = decision_object(placement, group, page);
             let current = existing.iter().find(|d| d.name_any() == page.name).cloned();
             if let Err(error) = self
-                .write_decision(&api, placement, schedule, desired, current)
+                .write_decision(&api, placement, schedule, desired, current, written)
                 .await
             {
                 first_error.get_or_insert(error);
@@ -80,8 +106,11 @@ impl Writer<'_> {
         }
         for decision in existing.iter().filter(|d| !wanted.contains(&d.name_any())) {
             match api.delete(&decision.name_any(), &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                Ok(_) => written.push(Written::Deleted(decision.clone())),
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    written.push(Written::Deleted(decision.clone()));
+                    continue;
+                }
                 Err(source) => {
                     first_error.get_or_insert(PlacementError::DeleteDecision {
                         decision: decision.name_any(),
@@ -114,6 +143,7 @@ impl Writer<'_> {
         schedule: &Schedule,
         desired: PlacementDecision,
         current: Option<Arc<PlacementDecision>>,
+        written: &mut Vec<Written>,
     ) -> Result<(), PlacementError> {
         let name = desired.name_any();
         let namespace = placement.namespace().unwrap_or_default();
@@ -141,6 +171,7 @@ impl Writer<'_> {
                     ),
                 )
                 .await;
+                written.push(Written::Decision(created.clone()));
                 Arc::new(created)
             }
         };
@@ -152,12 +183,14 @@ impl Writer<'_> {
                 "metadata": {"uid": current.metadata.uid, "resourceVersion": current.metadata.resource_version},
                 "status": {"decisions": wanted},
             });
-            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            let patched = api
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|source| PlacementError::PatchDecision {
                     decision: name.clone(),
                     source,
                 })?;
+            written.push(Written::Decision(patched));
             // As upstream, the labels wait for the next round when the status changed.
             self.decision_events(placement, &current, schedule).await;
             return Ok(());
@@ -182,12 +215,14 @@ impl Writer<'_> {
                     "labels": label_patch,
                 },
             });
-            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            let patched = api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(|source| PlacementError::PatchDecision {
                     decision: name,
                     source,
                 })?;
+            written.push(Written::Decision(patched));
         }
         Ok(())
     }
@@ -239,15 +274,20 @@ impl Writer<'_> {
         .await;
     }
 
-    /// Patches the status of `placement` to what `schedule` says, if that changes it.
+    /// Patches the status of `placement` to what `schedule` says, if that changes it; the
+    /// placement as the API server returned it, if it was patched.
     ///
     /// # Errors
     /// When the patch fails.
-    pub async fn status(&self, placement: &Placement, schedule: &Schedule) -> Result<(), PlacementError> {
+    pub async fn status(
+        &self,
+        placement: &Placement,
+        schedule: &Schedule,
+    ) -> Result<Option<Placement>, PlacementError> {
         let current = placement.status.clone().unwrap_or_default();
         let wanted = desired_status(&current, schedule);
         if wanted == current {
-            return Ok(());
+            return Ok(None);
         }
         let api: Api<Placement> =
             Api::namespaced(self.client.clone(), &placement.namespace().unwrap_or_default());
@@ -265,11 +305,11 @@ impl Writer<'_> {
             &Patch::Merge(&patch),
         )
         .await
+        .map(Some)
         .map_err(|source| PlacementError::PatchStatus {
             placement: placement.name_any(),
             source,
-        })?;
-        Ok(())
+        })
     }
 }
 

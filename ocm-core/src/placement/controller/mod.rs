@@ -31,9 +31,10 @@ use ocm_api::cluster::v1alpha1::AddOnPlacementScore;
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision};
 use ocm_api::cluster::v1beta2::{ManagedClusterSet, ManagedClusterSetBinding};
 use serde::de::DeserializeOwned;
+use tokio::sync::Semaphore;
 
-pub use bind::{desired_status, score_message};
-pub use index::DecisionIndex;
+pub use bind::{EVENTS_IN_FLIGHT, desired_status, score_message};
+pub use index::{DecisionIndex, PlacementKey, is_older};
 
 use crate::metrics::ControllerMetrics;
 use crate::placement::schedule::{self, Code, Fleet, ScheduleError, ScoreSource};
@@ -42,17 +43,19 @@ use crate::registration::hub::Backoff;
 /// The controller's name in metrics, and the reporter of its events (upstream's).
 pub const CONTROLLER_NAME: &str = "placement-controller";
 
+/// The default of [`PlacementOptions::workers`].
+pub const DEFAULT_WORKERS: u16 = 8;
+
 /// How the placement controller runs.
 #[derive(Debug, Clone)]
 pub struct PlacementOptions {
     /// How often every placement is scheduled again without a change (upstream's informer
     /// resync: 10 minutes).
     pub resync: Duration,
-    /// How many placements are scheduled and written at once: 1, as upstream's scheduling
-    /// controller. With more, two placements scheduled at the same moment see the same decision
-    /// counts, so the Balance prioritizer sends both to the same clusters and each then moves
-    /// away from the other — decisions rewritten over and over (measured with `placement-load`,
-    /// docs/performance.md).
+    /// How many placements are written at once (upstream's scheduling controller: 1). Scheduling
+    /// itself is serialized (it holds the decision index), and each placement's choice is reserved
+    /// in the decision counts until its writes are in, so that Balance sees the placements being
+    /// written; the workers overlap the API round trips (docs/performance.md).
     pub workers: u16,
 }
 
@@ -60,7 +63,7 @@ impl Default for PlacementOptions {
     fn default() -> Self {
         Self {
             resync: Duration::from_secs(600),
-            workers: 1,
+            workers: DEFAULT_WORKERS,
         }
     }
 }
@@ -136,11 +139,44 @@ struct Context {
     scores: Arc<dyn ScoreSource>,
     decisions: Store<PlacementDecision>,
     index: Arc<Mutex<DecisionIndex>>,
+    /// Placements as this controller's last status patch returned them, until the placement
+    /// cache holds that version (a placement scheduled again before then patches from it).
+    patched: Mutex<HashMap<PlacementKey, Arc<Placement>>>,
+    events: Arc<Semaphore>,
     backoff: Backoff,
     metrics: ControllerMetrics,
 }
 
 impl Context {
+    /// `placement` from the cache, or the newer version this controller's status patch returned.
+    fn newest(&self, key: &PlacementKey, cached: Arc<Placement>) -> Arc<Placement> {
+        let mut patched = self
+            .patched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match patched.get(key) {
+            Some(ours)
+                if is_older(
+                    cached.resource_version().as_deref(),
+                    ours.resource_version().as_deref(),
+                ) =>
+            {
+                ours.clone()
+            }
+            Some(_) => {
+                patched.remove(key);
+                cached
+            }
+            None => cached,
+        }
+    }
+
+    fn index(&self) -> std::sync::MutexGuard<'_, DecisionIndex> {
+        self.index
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Waits until every cache has been filled once.
     async fn ready(&self) -> Result<(), PlacementError> {
         self.clusters
@@ -265,6 +301,8 @@ pub async fn run(
         scores_store,
         decisions,
         index,
+        patched: Mutex::new(HashMap::new()),
+        events: Arc::new(Semaphore::new(EVENTS_IN_FLIGHT)),
         backoff: Backoff::default(),
         metrics,
     });
@@ -286,14 +324,13 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
     ctx.ready().await?;
     let namespace = placement.namespace().unwrap_or_default();
     let name = placement.name_any();
+    let key: PlacementKey = (namespace.clone(), name.clone());
+    let placement = ctx.newest(&key, placement);
     let clusters = ctx.clusters.state();
     let sets = ctx.sets.state();
     let bindings = ctx.bindings.state();
     let (existing, outcome) = {
-        let index = ctx
-            .index
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut index = ctx.index();
         let existing = index.of(&namespace, &name);
         let fleet = Fleet {
             clusters: &clusters,
@@ -303,6 +340,13 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
             decision_counts: index.counts(),
         };
         let outcome = schedule::schedule(&placement, &existing, fleet, Timestamp::now());
+        if let Ok(Some(result)) = &outcome {
+            let chosen: Vec<&str> = result
+                .pages()
+                .flat_map(|(_, page)| page.clusters.iter().map(String::as_str))
+                .collect();
+            index.reserve(&key, &chosen);
+        }
         (existing, outcome)
     };
     let outcome = outcome.map_err(|source| PlacementError::Schedule {
@@ -315,9 +359,27 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
     let writer = bind::Writer {
         client: &ctx.client,
         recorder: &ctx.recorder,
+        events: &ctx.events,
     };
-    writer.bind(&placement, &result, &existing).await?;
-    writer.status(&placement, &result).await?;
+    let mut written = Vec::new();
+    let bound = writer.bind(&placement, &result, &existing, &mut written).await;
+    {
+        let mut index = ctx.index();
+        index.release(&key);
+        for write in written {
+            match write {
+                bind::Written::Decision(decision) => index.wrote(Arc::new(decision)),
+                bind::Written::Deleted(decision) => index.deleted(&decision),
+            }
+        }
+    }
+    bound?;
+    if let Some(patched) = writer.status(&placement, &result).await? {
+        ctx.patched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, Arc::new(patched));
+    }
     ctx.metrics.reconciled(CONTROLLER_NAME, true);
     ctx.backoff.succeeded(&format!("{namespace}/{name}"));
     if result.status.code == Code::Error {
