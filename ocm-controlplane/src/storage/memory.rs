@@ -208,6 +208,7 @@ impl MemoryStorage {
             rv,
             object,
             prev,
+            encoded: Default::default(),
         }));
         while inner.history.len() > self.shared.capacity {
             if let Some(dropped) = inner.history.pop_front() {

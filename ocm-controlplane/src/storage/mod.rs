@@ -9,6 +9,7 @@
 //! optional durable persistence in a redb database. Other backends (etcd) can implement
 //! [`Storage`] later; the trait is object safe and its methods return boxed futures.
 
+mod encoded;
 mod memory;
 mod persist;
 
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+pub use encoded::EncodedCache;
 pub use memory::{MemoryStorage, MemoryStorageOptions};
 
 /// A failed storage operation.
@@ -118,6 +120,8 @@ pub struct Event {
     pub object: Arc<Value>,
     /// The object before the change (absent for creates).
     pub prev: Option<Arc<Value>>,
+    /// `object` serialized, per representation, by the first watcher that sent it.
+    pub encoded: EncodedCache,
 }
 
 /// What a watch stream yields.
