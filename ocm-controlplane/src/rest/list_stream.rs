@@ -1,13 +1,15 @@
-//! LIST responses of built-in kinds written as JSON straight from the stored objects, in chunks.
+//! LIST responses of built-in kinds written as JSON straight from the stored bytes, in chunks.
 //!
-//! [`Api::list`] builds the whole `…List` document as one `serde_json::Value` (each item copied to
-//! relabel it) and the HTTP layer then serializes it into one buffer: a list of 10 000 objects
-//! held three forms of every item at once. For built-in kinds in JSON this module instead
-//! serializes each selected stored object directly (leaving out `apiVersion` and `kind`, as list
-//! items of built-in kinds are sent) into chunks of about [`CHUNK_BYTES`], which the HTTP layer
-//! streams as the response body. The objects are shared with the store (`Arc`), never copied.
-//! Custom resources and `events.k8s.io` Events go through their conversion and keep using
-//! [`Api::list`], whose errors (a failing conversion webhook) must become the response's status.
+//! [`Api::list`] builds the whole `…List` document as one `serde_json::Value` (each item parsed
+//! from the store and relabelled) and the HTTP layer then serializes it into one buffer. For
+//! built-in kinds in JSON this module instead copies each selected object's stored JSON (the
+//! store keeps objects serialized, see [`crate::storage`]) into chunks of about [`CHUNK_BYTES`],
+//! leaving out the top-level `apiVersion` and `kind` as list items of built-in kinds are sent, and
+//! the HTTP layer streams the chunks as the response body. No item is parsed unless a selector
+//! needs it, and no item is held twice: the stored bytes are shared (`Arc`), and only the chunk
+//! being filled is extra. Custom resources and `events.k8s.io` Events go through their
+//! conversion and keep using [`Api::list`], whose errors (a failing conversion webhook) must
+//! become the response's status.
 
 use std::sync::Arc;
 
@@ -46,10 +48,121 @@ impl Serialize for WithoutTypeMeta<'_> {
     }
 }
 
+/// The end (exclusive) of the JSON string starting at `at`.
+fn skip_string(src: &[u8], at: usize) -> Option<usize> {
+    if src.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut i = at + 1;
+    loop {
+        match src.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The end (exclusive) of the compact JSON value starting at `at`.
+fn skip_value(src: &[u8], at: usize) -> Option<usize> {
+    match src.get(at)? {
+        b'"' => skip_string(src, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match src.get(i)? {
+                    b'"' => {
+                        i = skip_string(src, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let len = src[at..]
+                .iter()
+                .position(|c| matches!(c, b',' | b'}' | b']'))
+                .unwrap_or(src.len() - at);
+            Some(at + len)
+        }
+    }
+}
+
+/// Appends the compact JSON object `src` to `out` without its top-level `apiVersion` and `kind`
+/// members. `false` (and nothing appended) when `src` is not a compact JSON object.
+fn copy_without_type_meta(src: &[u8], out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let copied = copy_members(src, out);
+    if copied.is_none() {
+        out.truncate(start);
+    }
+    copied.is_some()
+}
+
+fn copy_members(src: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    if src.first() != Some(&b'{') {
+        return None;
+    }
+    out.push(b'{');
+    if src.get(1) == Some(&b'}') {
+        out.push(b'}');
+        return (src.len() == 2).then_some(());
+    }
+    let mut first = true;
+    let mut i = 1;
+    loop {
+        let key_end = skip_string(src, i)?;
+        if src.get(key_end) != Some(&b':') {
+            return None;
+        }
+        let value_end = skip_value(src, key_end + 1)?;
+        let key = src.get(i..key_end)?;
+        if key != b"\"apiVersion\"" && key != b"\"kind\"" {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(src.get(i..value_end)?);
+        }
+        match src.get(value_end)? {
+            b',' => i = value_end + 1,
+            b'}' => {
+                out.push(b'}');
+                return (value_end + 1 == src.len()).then_some(());
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Appends a list item: the stored object without `apiVersion` and `kind`.
+fn push_item(object: &[u8], out: &mut Vec<u8>) {
+    if copy_without_type_meta(object, out) {
+        return;
+    }
+    // Not compact JSON as the store writes it: go through a tree.
+    let written = serde_json::from_slice::<Value>(object)
+        .ok()
+        .and_then(|tree| serde_json::to_writer(&mut *out, &WithoutTypeMeta(&tree)).ok());
+    if written.is_none() {
+        out.extend_from_slice(b"null");
+    }
+}
+
 /// A LIST response being written: the document's head, the selected objects, and the tail.
 pub struct ListChunks {
     head: Option<Vec<u8>>,
-    items: std::vec::IntoIter<Arc<Value>>,
+    items: std::vec::IntoIter<Arc<[u8]>>,
     first: bool,
     done: bool,
 }
@@ -70,10 +183,7 @@ impl Iterator for ListChunks {
                 buf.push(b',');
             }
             self.first = false;
-            // Serializing a `Value` into a `Vec` cannot fail (its keys are strings).
-            if serde_json::to_writer(&mut buf, &WithoutTypeMeta(&object)).is_err() {
-                buf.extend_from_slice(b"null");
-            }
+            push_item(&object, &mut buf);
             if buf.len() >= CHUNK_BYTES {
                 return Some(Bytes::from(buf));
             }
@@ -96,7 +206,7 @@ impl Api {
         ctx: &RequestContext,
         opts: &ListOptions,
     ) -> Result<ListChunks, ApiError> {
-        let (items, rv, next, remaining) = self.list_objects(info, ctx, opts).await?;
+        let (items, rv, next, remaining) = self.list_encoded(info, ctx, opts).await?;
         let mut metadata = serde_json::Map::new();
         metadata.insert("resourceVersion".into(), json!(rv.to_string()));
         if let Some(c) = next {
@@ -127,12 +237,16 @@ impl Api {
 mod tests {
     use super::*;
 
+    fn bytes_of(object: &Value) -> Arc<[u8]> {
+        Arc::from(serde_json::to_vec(object).unwrap())
+    }
+
     fn chunks_of(items: Vec<Value>, head: &str) -> Vec<u8> {
         let mut head = head.as_bytes().to_vec();
         head.extend_from_slice(b"\"items\":[");
         let chunks = ListChunks {
             head: Some(head),
-            items: items.into_iter().map(Arc::new).collect::<Vec<_>>().into_iter(),
+            items: items.iter().map(bytes_of).collect::<Vec<_>>().into_iter(),
             first: true,
             done: false,
         };
@@ -168,12 +282,7 @@ mod tests {
         let head = b"{\"items\":[".to_vec();
         let chunks: Vec<Bytes> = ListChunks {
             head: Some(head),
-            items: items
-                .iter()
-                .cloned()
-                .map(Arc::new)
-                .collect::<Vec<_>>()
-                .into_iter(),
+            items: items.iter().map(bytes_of).collect::<Vec<_>>().into_iter(),
             first: true,
             done: false,
         }
@@ -184,5 +293,35 @@ mod tests {
         let parsed: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(parsed["items"].as_array().unwrap().len(), 500);
         assert_eq!(parsed["items"][499]["metadata"]["name"], "cm-499");
+    }
+
+    #[test]
+    fn type_meta_is_cut_from_the_bytes_as_from_the_tree() {
+        let objects = [
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "annotations": {"kind": "x\"}{,"}}, "data": {"apiVersion": "[1,{]"}}),
+            json!({"metadata": {"name": "b"}, "n": [1, 2.5, -3e10, true, null, {"kind": []}], "kind": "Last"}),
+            json!({"kind": "Only"}),
+            json!({}),
+        ];
+        for object in &objects {
+            let mut from_bytes = Vec::new();
+            assert!(copy_without_type_meta(
+                &serde_json::to_vec(object).unwrap(),
+                &mut from_bytes
+            ));
+            let from_tree = serde_json::to_vec(&WithoutTypeMeta(object)).unwrap();
+            assert_eq!(
+                String::from_utf8(from_bytes).unwrap(),
+                String::from_utf8(from_tree).unwrap()
+            );
+        }
+        for bad in [&b"[1]"[..], b"{\"a\":1", b"{\"a\" 1}", b"{\"a\":1}x", b"\"s\""] {
+            let mut out = b"kept".to_vec();
+            assert!(!copy_without_type_meta(bad, &mut out));
+            assert_eq!(out, b"kept");
+        }
+        let mut out = Vec::new();
+        push_item(b"{ \"kind\": \"K\", \"a\": 1 }", &mut out);
+        assert_eq!(out, b"{\"a\":1}");
     }
 }
