@@ -231,25 +231,20 @@ fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
     Ok((rv, start))
 }
 
+/// What a LIST read from storage: `(key, object)` in key order and the revision.
+type Fetched<T> = Result<(Vec<(String, T)>, u64), StorageError>;
+
 /// How a LIST reads its items from storage: parsed trees or serialized objects.
 trait ListItem: Sized + Send {
     /// The objects under `prefix` (at `at`) and the revision they reflect.
-    fn fetch<'a>(
-        storage: &'a dyn Storage,
-        prefix: &'a str,
-        at: Option<u64>,
-    ) -> BoxFuture<'a, Result<(Vec<(String, Self)>, u64), StorageError>>;
+    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>>;
 
     /// Whether the object passes the selectors of `opts`.
     fn selected(&self, opts: &ListOptions) -> bool;
 }
 
 impl ListItem for Arc<Value> {
-    fn fetch<'a>(
-        storage: &'a dyn Storage,
-        prefix: &'a str,
-        at: Option<u64>,
-    ) -> BoxFuture<'a, Result<(Vec<(String, Self)>, u64), StorageError>> {
+    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>> {
         Box::pin(async move {
             let listed = storage.list(prefix, at).await?;
             let items = listed.items.into_iter().map(|(k, s)| (k, s.object)).collect();
@@ -263,11 +258,7 @@ impl ListItem for Arc<Value> {
 }
 
 impl ListItem for Arc<[u8]> {
-    fn fetch<'a>(
-        storage: &'a dyn Storage,
-        prefix: &'a str,
-        at: Option<u64>,
-    ) -> BoxFuture<'a, Result<(Vec<(String, Self)>, u64), StorageError>> {
+    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>> {
         Box::pin(async move {
             let listed = storage.list_encoded(prefix, at).await?;
             let items = listed.items.into_iter().map(|(k, s)| (k, s.bytes)).collect();
