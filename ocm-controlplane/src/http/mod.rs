@@ -462,6 +462,15 @@ async fn handle_inner(
         }
         (Method::GET, false) => {
             let opts = ListOptions::parse(&info, &q)?;
+            if matches!(accept, Some(Accept::Json)) && crate::rest::list_stream::streams(&info) {
+                let chunks = api.list_chunks(&info, &ctx, &opts).await?;
+                let mut r = Response::new(Body::from_stream(futures::stream::iter(
+                    chunks.map(Ok::<_, std::io::Error>),
+                )));
+                r.headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                return Ok(r);
+            }
             api.list(&info, &ctx, &opts).await?
         }
         (Method::GET, true) => {

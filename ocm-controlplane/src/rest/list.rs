@@ -1,16 +1,18 @@
 //! LIST and DELETECOLLECTION: selectors, pagination with continue tokens, resourceVersion semantics.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Api, Reply, RequestContext, list_item, to_version};
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::{ApiError, Cause, Subject};
-use crate::storage::{self, StorageError};
+use crate::storage::{self, Storage, StorageError};
 
 /// Parsed list options.
 #[derive(Debug, Clone, Default)]
@@ -229,6 +231,50 @@ fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
     Ok((rv, start))
 }
 
+/// What a LIST read from storage: `(key, object)` in key order and the revision.
+type Fetched<T> = Result<(Vec<(String, T)>, u64), StorageError>;
+
+/// How a LIST reads its items from storage: parsed trees or serialized objects.
+trait ListItem: Sized + Send {
+    /// The objects under `prefix` (at `at`) and the revision they reflect.
+    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>>;
+
+    /// Whether the object passes the selectors of `opts`.
+    fn selected(&self, opts: &ListOptions) -> bool;
+}
+
+impl ListItem for Arc<Value> {
+    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>> {
+        Box::pin(async move {
+            let listed = storage.list(prefix, at).await?;
+            let items = listed.items.into_iter().map(|(k, s)| (k, s.object)).collect();
+            Ok((items, listed.rv))
+        })
+    }
+
+    fn selected(&self, opts: &ListOptions) -> bool {
+        opts.matches(self)
+    }
+}
+
+impl ListItem for Arc<[u8]> {
+    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>> {
+        Box::pin(async move {
+            let listed = storage.list_encoded(prefix, at).await?;
+            let items = listed.items.into_iter().map(|(k, s)| (k, s.bytes)).collect();
+            Ok((items, listed.rv))
+        })
+    }
+
+    /// Without selectors every object passes unparsed; with them the object is parsed to test.
+    fn selected(&self, opts: &ListOptions) -> bool {
+        if opts.label.is_empty() && opts.field.is_empty() {
+            return true;
+        }
+        serde_json::from_slice::<Value>(self).is_ok_and(|object| opts.matches(&object))
+    }
+}
+
 impl Api {
     /// Waits (up to 3 s) until the store reaches `rv`; else kube-apiserver's 504.
     async fn wait_for_rv(&self, rv: u64) -> Result<(), ApiError> {
@@ -262,6 +308,35 @@ impl Api {
         ),
         ApiError,
     > {
+        self.list_items(info, ctx, opts).await
+    }
+
+    /// Objects of a LIST (key order) as the store keeps them (serialized), and the revision
+    /// they reflect; objects are parsed only to apply selectors.
+    pub async fn list_encoded(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        opts: &ListOptions,
+    ) -> Result<
+        (
+            Vec<(String, std::sync::Arc<[u8]>)>,
+            u64,
+            Option<String>,
+            Option<usize>,
+        ),
+        ApiError,
+    > {
+        self.list_items(info, ctx, opts).await
+    }
+
+    /// Objects of a LIST, parsed or serialized as `T` is.
+    async fn list_items<T: ListItem>(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        opts: &ListOptions,
+    ) -> Result<(Vec<(String, T)>, u64, Option<String>, Option<usize>), ApiError> {
         let ns = if info.namespaced {
             ctx.namespace.as_deref()
         } else {
@@ -283,7 +358,7 @@ impl Api {
                 (at, None)
             }
         };
-        let result = match self.storage.list(&prefix, at).await {
+        let (listed, listed_rv) = match T::fetch(self.storage.as_ref(), &prefix, at).await {
             Ok(r) => r,
             Err(StorageError::ReadExpired { .. }) if opts.cont.is_some() => {
                 let token = encode_continue_at_latest(start.as_deref().unwrap_or_default());
@@ -306,30 +381,30 @@ impl Api {
         let mut items = Vec::new();
         let mut next = None;
         let mut remaining = 0usize;
-        for (key, stored) in result.items {
+        for (key, object) in listed {
             if let Some(sk) = &start_key
                 && key.as_str() < sk.as_str()
             {
                 continue;
             }
-            if !opts.matches(&stored.object) {
+            if !object.selected(opts) {
                 continue;
             }
             if opts.limit > 0 && items.len() >= opts.limit {
                 if next.is_none() {
-                    next = Some(encode_continue(result.rv, key.trim_start_matches(&base)));
+                    next = Some(encode_continue(listed_rv, key.trim_start_matches(&base)));
                 }
                 remaining += 1;
                 continue;
             }
-            items.push((key, stored.object));
+            items.push((key, object));
         }
         let remaining = if next.is_some() && opts.label.is_empty() && opts.field.is_empty() {
             Some(remaining)
         } else {
             None
         };
-        Ok((items, result.rv, next, remaining))
+        Ok((items, listed_rv, next, remaining))
     }
 
     /// LIST.

@@ -15,6 +15,7 @@ pub mod kinds;
 pub mod kinds_events;
 pub mod kinds_workloads;
 pub mod list;
+pub mod list_stream;
 pub mod nulls;
 mod patch;
 mod rbac_update;

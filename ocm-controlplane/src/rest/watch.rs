@@ -30,6 +30,22 @@ fn line(kind: &str, object: Value) -> bytes::Bytes {
     bytes::Bytes::from(s)
 }
 
+/// An event line around an object already serialized (the same bytes [`line`] makes).
+fn line_encoded(kind: &str, object: &[u8]) -> bytes::Bytes {
+    let mut s = Vec::with_capacity(object.len() + kind.len() + 24);
+    s.extend_from_slice(b"{\"type\":\"");
+    s.extend_from_slice(kind.as_bytes());
+    s.extend_from_slice(b"\",\"object\":");
+    s.extend_from_slice(object);
+    s.extend_from_slice(b"}\n");
+    bytes::Bytes::from(s)
+}
+
+/// `object` serialized as JSON (a `Value` always serializes: its keys are strings).
+fn encode(object: &Value) -> bytes::Bytes {
+    bytes::Bytes::from(serde_json::to_vec(object).unwrap_or_default())
+}
+
 fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> bytes::Bytes {
     let mut metadata = serde_json::Map::new();
     if initial_end {
@@ -127,7 +143,13 @@ impl Api {
             }
             Err(e) => return Err(ApiError::internal(e)),
         };
-        let info = info.clone();
+        // The representation this watch sends: events encoded for it are shared with every
+        // other watcher of the same version of the resource.
+        let cache_key: std::sync::Arc<str> =
+            std::sync::Arc::from(format!("{}|{}", info.api_version(), info.resource));
+        let info = std::sync::Arc::new(info.clone());
+        let opts = std::sync::Arc::new(opts);
+        let ns_prefix = std::sync::Arc::new(ns_prefix);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
         let bookmark_at = if timeout > 2 {
             Some(deadline - Duration::from_secs(2))
@@ -156,6 +178,7 @@ impl Api {
             let info = info.clone();
             let opts = opts.clone();
             let ns_prefix = ns_prefix.clone();
+            let cache_key = cache_key.clone();
             async move {
                 if let Some(h) = st.head.next() {
                     return Some((h, st));
@@ -205,7 +228,7 @@ impl Api {
                         Some(Ok(WatchItem::Progress(_))) => {}
                         Some(Ok(WatchItem::Event(e))) => {
                             st.last_rv = e.rv;
-                            if !e.key.starts_with(&ns_prefix) {
+                            if !e.key.starts_with(ns_prefix.as_str()) {
                                 continue;
                             }
                             let now_matches = e.kind != EventType::Deleted && opts.matches(&e.object);
@@ -221,20 +244,21 @@ impl Api {
                             // An object that stopped matching is sent as it was (the last state the
                             // watcher saw) at the event's resourceVersion.
                             let object = match (e.kind, kind, &e.prev) {
-                                (EventType::Deleted, _, _) | (_, "ADDED" | "MODIFIED", _) => {
-                                    to_version(&info, &e.object)
+                                (EventType::Deleted, _, _) | (_, "ADDED" | "MODIFIED", _) | (_, _, None) => {
+                                    e.encoded.get_or_encode(&cache_key, || {
+                                        to_version(&info, &e.object).map(|o| encode(&o))
+                                    })
                                 }
                                 (_, _, Some(prev)) => to_version(&info, prev).map(|mut last| {
                                     storage::set_resource_version(&mut last, e.rv);
-                                    last
+                                    encode(&last)
                                 }),
-                                (_, _, None) => to_version(&info, &e.object),
                             };
                             st.sent_rv = st.sent_rv.max(e.rv);
                             // An object that cannot be converted is reported as kube-apiserver
                             // reports a failed conversion in a watch: an ERROR event.
                             let event = match object {
-                                Ok(object) => line(kind, object),
+                                Ok(object) => line_encoded(kind, &object),
                                 Err(error) => line("ERROR", error.to_status()),
                             };
                             return Some((event, st));
@@ -244,5 +268,19 @@ impl Api {
             }
         });
         Ok(stream.boxed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_around_encoded_bytes_is_the_line_of_the_object() {
+        let object = json!({"metadata": {"name": "a\"b", "resourceVersion": "7"}, "data": {"k": "é\n"}});
+        assert_eq!(
+            line_encoded("MODIFIED", &encode(&object)),
+            line("MODIFIED", object)
+        );
     }
 }

@@ -1,10 +1,23 @@
-//! The in-memory storage: a `BTreeMap` index, a bounded event history and optional persistence.
+//! The in-memory storage: a `BTreeMap` index of serialized objects, a bounded event history and
+//! optional persistence.
+//!
+//! Objects are kept as their compact JSON serialization (`Arc<[u8]>`), not as `serde_json::Value`
+//! trees: a small ConfigMap takes well under a kilobyte this way instead of several kilobytes of
+//! maps, strings and vectors. Reads parse on demand ([`Storage::get`], [`Storage::list`]);
+//! [`Storage::list_encoded`] hands the bytes out unparsed, which is what LIST responses are
+//! written from. A write is serialized once, under the lock: the same bytes go to redb (when
+//! configured), into the index and into the history.
 //!
 //! Writers take one mutex, persist (when configured) and commit in memory in the same critical
 //! section, append the change to the history and publish the new revision on a `watch` channel.
 //! Watchers never hold a queue of their own: each keeps a cursor into the shared history and reads
 //! forward when the revision moves, so a writer never waits for a watcher. A watcher that falls
 //! behind the retained history (the history is bounded) gets `ReadExpired` and is closed.
+//!
+//! The history keeps each change as bytes too. The first watcher to reach a change parses it into
+//! an [`Event`] (outside the lock), which the change keeps while it is among the newest
+//! [`PARSED_TAIL`] changes, so that every other watcher of it shares the same parsed event (and its
+//! [`super::EncodedCache`]); older changes are parsed again by each watcher that replays them.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -17,9 +30,12 @@ use tokio::sync::watch;
 
 use super::persist::Persist;
 use super::{
-    Event, EventType, ListResult, Result, Storage, StorageError, Stored, WatchItem, WatchStream,
-    set_resource_version,
+    EncodedList, Event, EventType, ListResult, Result, Storage, StorageError, Stored, StoredBytes, WatchItem,
+    WatchStream, set_resource_version,
 };
+
+/// How many of the newest changes keep their parsed [`Event`] for the watchers still to come.
+pub const PARSED_TAIL: usize = 1024;
 
 /// Options of a [`MemoryStorage`].
 #[derive(Debug, Clone)]
@@ -39,9 +55,51 @@ impl Default for MemoryStorageOptions {
     }
 }
 
+/// One change in the history, serialized; parsed into an [`Event`] on first use.
+struct Change {
+    kind: EventType,
+    key: String,
+    rv: u64,
+    object: Arc<[u8]>,
+    prev: Option<Arc<[u8]>>,
+    /// Whether the change is among the newest [`PARSED_TAIL`], and its parsed event if so.
+    parsed: Mutex<(bool, Option<Arc<Event>>)>,
+}
+
+impl Change {
+    /// The change as an [`Event`]: the shared parsed one when there is one, else parsed now (and
+    /// kept while the change is among the newest).
+    fn event(&self) -> Result<Arc<Event>> {
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(event) = parsed.1.as_ref() {
+            return Ok(event.clone());
+        }
+        let event = Arc::new(Event {
+            kind: self.kind,
+            key: self.key.clone(),
+            rv: self.rv,
+            object: Arc::new(parse(&self.key, &self.object)?),
+            prev: match &self.prev {
+                Some(prev) => Some(Arc::new(parse(&self.key, prev)?)),
+                None => None,
+            },
+            encoded: Default::default(),
+        });
+        if parsed.0 {
+            parsed.1 = Some(event.clone());
+        }
+        Ok(event)
+    }
+
+    /// The change left the newest [`PARSED_TAIL`]: its parsed event is dropped and not kept again.
+    fn leave_tail(&self) {
+        *self.parsed.lock().unwrap_or_else(|e| e.into_inner()) = (false, None);
+    }
+}
+
 struct Inner {
-    objects: BTreeMap<String, Stored>,
-    history: VecDeque<Arc<Event>>,
+    objects: BTreeMap<String, StoredBytes>,
+    history: VecDeque<Arc<Change>>,
     rv: u64,
     /// Every change with a revision greater than this is in `history`.
     horizon: u64,
@@ -79,6 +137,47 @@ pub(crate) fn rv_of(object: &Value) -> u64 {
         .unwrap_or(0)
 }
 
+/// The revision in the `metadata.resourceVersion` of a serialized object, read without building
+/// its tree (0 when absent or invalid).
+fn rv_of_bytes(key: &str, bytes: &[u8]) -> Result<u64> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "resourceVersion")]
+        resource_version: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Object {
+        metadata: Option<Meta>,
+    }
+    match serde_json::from_slice::<Object>(bytes) {
+        Ok(object) => Ok(object
+            .metadata
+            .and_then(|m| m.resource_version)
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0)),
+        // Not an object with an object `metadata`: read it whole.
+        Err(_) => parse(key, bytes).map(|object| rv_of(&object)),
+    }
+}
+
+/// The stored bytes of `key` as a tree.
+fn parse(key: &str, bytes: &[u8]) -> Result<Value> {
+    serde_json::from_slice(bytes).map_err(|source| StorageError::Encode {
+        key: key.to_string(),
+        source,
+    })
+}
+
+/// `object` serialized as it is stored.
+fn serialize(key: &str, object: &Value) -> Result<Arc<[u8]>> {
+    serde_json::to_vec(object)
+        .map(Arc::from)
+        .map_err(|source| StorageError::Encode {
+            key: key.to_string(),
+            source,
+        })
+}
+
 impl MemoryStorage {
     /// A storage with the given options; loads the database when one is configured.
     pub fn open(options: MemoryStorageOptions) -> Result<Self> {
@@ -86,17 +185,17 @@ impl MemoryStorage {
         let mut rv = 0;
         let persist = match &options.database {
             Some(path) => {
-                let (persist, loaded, loaded_rv) = Persist::open(path)?;
-                for (key, object) in loaded {
-                    let object_rv = rv_of(&object);
+                let (persist, loaded_rv) = Persist::open(path, |key, bytes| {
+                    let object_rv = rv_of_bytes(key, bytes)?;
                     objects.insert(
-                        key,
-                        Stored {
+                        key.to_string(),
+                        StoredBytes {
                             rv: object_rv,
-                            object: Arc::new(object),
+                            bytes: Arc::from(bytes),
                         },
                     );
-                }
+                    Ok(())
+                })?;
                 rv = loaded_rv;
                 Some(persist)
             }
@@ -170,45 +269,49 @@ impl MemoryStorage {
             });
         }
         let rv = inner.rv + 1;
-        let prev = current.as_ref().map(|c| c.object.clone());
-        let mut object = match object {
-            Some(object) => object,
-            None => prev.as_deref().cloned().unwrap_or(Value::Null),
+        let prev = current.map(|c| c.bytes);
+        let mut object = match (object, &prev) {
+            (Some(object), _) => object,
+            (None, Some(prev)) => parse(key, prev)?,
+            (None, None) => Value::Null,
         };
         set_resource_version(&mut object, rv);
+        let bytes = serialize(key, &object)?;
         if let Some(persist) = &inner.persist {
             match kind {
                 EventType::Deleted => persist.delete(key, rv)?,
-                _ => {
-                    let bytes = serde_json::to_vec(&object).map_err(|source| StorageError::Encode {
-                        key: key.to_string(),
-                        source,
-                    })?;
-                    persist.put(key, &bytes, rv)?;
-                }
+                _ => persist.put(key, &bytes, rv)?,
             }
         }
-        let object = Arc::new(object);
-        let stored = Stored {
-            rv,
-            object: object.clone(),
-        };
         inner.rv = rv;
         match kind {
             EventType::Deleted => {
                 inner.objects.remove(key);
             }
             _ => {
-                inner.objects.insert(key.to_string(), stored.clone());
+                inner.objects.insert(
+                    key.to_string(),
+                    StoredBytes {
+                        rv,
+                        bytes: bytes.clone(),
+                    },
+                );
             }
         }
-        inner.history.push_back(Arc::new(Event {
+        inner.history.push_back(Arc::new(Change {
             kind,
             key: key.to_string(),
             rv,
-            object,
+            object: bytes,
             prev,
+            parsed: Mutex::new((true, None)),
         }));
+        let len = inner.history.len();
+        if len > PARSED_TAIL
+            && let Some(old) = inner.history.get(len - PARSED_TAIL - 1)
+        {
+            old.leave_tail();
+        }
         while inner.history.len() > self.shared.capacity {
             if let Some(dropped) = inner.history.pop_front() {
                 inner.horizon = dropped.rv;
@@ -216,20 +319,25 @@ impl MemoryStorage {
         }
         drop(inner);
         self.shared.notify.send_replace(rv);
-        Ok(stored)
+        Ok(Stored {
+            rv,
+            object: Arc::new(object),
+        })
     }
 
-    fn list_now(&self, prefix: &str, at: Option<u64>) -> Result<ListResult> {
+    /// The serialized objects under `prefix` at the current revision or at `at`.
+    fn list_bytes(&self, prefix: &str, at: Option<u64>) -> Result<EncodedList> {
         let inner = self.lock();
-        let mut items: BTreeMap<String, Stored> = inner
-            .objects
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let current = || {
+            inner
+                .objects
+                .range(prefix.to_string()..)
+                .take_while(|(k, _)| k.starts_with(prefix))
+                .map(|(k, v)| (k.clone(), v.clone()))
+        };
         let Some(at) = at else {
-            return Ok(ListResult {
-                items: items.into_iter().collect(),
+            return Ok(EncodedList {
+                items: current().collect(),
                 rv: inner.rv,
             });
         };
@@ -245,30 +353,51 @@ impl MemoryStorage {
                 oldest: inner.horizon.max(inner.read_horizon),
             });
         }
-        for event in inner.history.iter().rev().take_while(|e| e.rv > at) {
-            if !event.key.starts_with(prefix) {
+        let mut items: BTreeMap<String, StoredBytes> = current().collect();
+        for change in inner.history.iter().rev().take_while(|c| c.rv > at) {
+            if !change.key.starts_with(prefix) {
                 continue;
             }
-            match (&event.kind, &event.prev) {
+            match (&change.kind, &change.prev) {
                 (EventType::Added, _) => {
-                    items.remove(&event.key);
+                    items.remove(&change.key);
                 }
                 (_, Some(prev)) => {
+                    let prev_rv = rv_of_bytes(&change.key, prev)?;
                     items.insert(
-                        event.key.clone(),
-                        Stored {
-                            rv: rv_of(prev),
-                            object: prev.clone(),
+                        change.key.clone(),
+                        StoredBytes {
+                            rv: prev_rv,
+                            bytes: prev.clone(),
                         },
                     );
                 }
                 (_, None) => {}
             }
         }
-        Ok(ListResult {
+        Ok(EncodedList {
             items: items.into_iter().collect(),
             rv: at,
         })
+    }
+
+    fn list_now(&self, prefix: &str, at: Option<u64>) -> Result<ListResult> {
+        let listed = self.list_bytes(prefix, at)?;
+        let items = listed
+            .items
+            .into_iter()
+            .map(|(key, stored)| {
+                let object = parse(&key, &stored.bytes)?;
+                Ok((
+                    key,
+                    Stored {
+                        rv: stored.rv,
+                        object: Arc::new(object),
+                    },
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ListResult { items, rv: listed.rv })
     }
 }
 
@@ -278,11 +407,17 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
     shared.inner.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What a watcher has still to send: a change (parsed when sent) or a progress notice.
+enum Pending {
+    Change(Arc<Change>),
+    Progress(u64),
+}
+
 struct WatchState {
     shared: Arc<Shared>,
     prefix: String,
     cursor: u64,
-    pending: VecDeque<WatchItem>,
+    pending: VecDeque<Pending>,
     rx: watch::Receiver<u64>,
     done: bool,
 }
@@ -292,8 +427,16 @@ const SCAN_BATCH: usize = 512;
 
 async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)> {
     loop {
-        if let Some(item) = st.pending.pop_front() {
-            return Some((Ok(item), st));
+        match st.pending.pop_front() {
+            Some(Pending::Progress(rv)) => return Some((Ok(WatchItem::Progress(rv)), st)),
+            Some(Pending::Change(change)) => {
+                let item = change.event().map(WatchItem::Event);
+                if item.is_err() {
+                    st.done = true;
+                }
+                return Some((item, st));
+            }
+            None => {}
         }
         if st.done {
             return None;
@@ -311,19 +454,19 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
                 return Some((Err(err), st));
             }
             if inner.rv > st.cursor {
-                let start = inner.history.partition_point(|e| e.rv <= st.cursor);
+                let start = inner.history.partition_point(|c| c.rv <= st.cursor);
                 let mut last = st.cursor;
                 let mut matched = false;
-                for event in inner.history.range(start..).take(SCAN_BATCH) {
-                    last = event.rv;
-                    if event.key.starts_with(&st.prefix) {
+                for change in inner.history.range(start..).take(SCAN_BATCH) {
+                    last = change.rv;
+                    if change.key.starts_with(&st.prefix) {
                         matched = true;
-                        st.pending.push_back(WatchItem::Event(event.clone()));
+                        st.pending.push_back(Pending::Change(change.clone()));
                     }
                 }
                 st.cursor = last;
                 if !matched {
-                    st.pending.push_back(WatchItem::Progress(last));
+                    st.pending.push_back(Pending::Progress(last));
                 }
                 continue;
             }
@@ -337,11 +480,24 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
 impl Storage for MemoryStorage {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Stored>>> {
         let found = self.lock().objects.get(key).cloned();
-        Box::pin(async move { Ok(found) })
+        let result = found
+            .map(|stored| {
+                Ok(Stored {
+                    rv: stored.rv,
+                    object: Arc::new(parse(key, &stored.bytes)?),
+                })
+            })
+            .transpose();
+        Box::pin(async move { result })
     }
 
     fn list<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<ListResult>> {
         let result = self.list_now(prefix, at);
+        Box::pin(async move { result })
+    }
+
+    fn list_encoded<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<EncodedList>> {
+        let result = self.list_bytes(prefix, at);
         Box::pin(async move { result })
     }
 
@@ -403,7 +559,7 @@ impl Storage for MemoryStorage {
     fn compact(&self, rv: u64) {
         let mut inner = self.lock();
         let rv = rv.min(inner.rv);
-        while inner.history.front().is_some_and(|e| e.rv <= rv) {
+        while inner.history.front().is_some_and(|c| c.rv <= rv) {
             inner.history.pop_front();
         }
         inner.horizon = inner.horizon.max(rv);

@@ -5,10 +5,11 @@
 //! single, monotonically increasing `u64` revision which is written into the stored object's
 //! `metadata.resourceVersion`. Watches deliver every change after a given revision, in order.
 //!
-//! [`MemoryStorage`] is the implementation: an in-memory index with a bounded event history and
-//! optional durable persistence in a redb database. Other backends (etcd) can implement
+//! [`MemoryStorage`] is the implementation: an in-memory index of serialized objects with a
+//! bounded event history and optional durable persistence in a redb database. Other backends (etcd) can implement
 //! [`Storage`] later; the trait is object safe and its methods return boxed futures.
 
+mod encoded;
 mod memory;
 mod persist;
 
@@ -17,7 +18,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-pub use memory::{MemoryStorage, MemoryStorageOptions};
+pub use encoded::EncodedCache;
+pub use memory::{MemoryStorage, MemoryStorageOptions, PARSED_TAIL};
 
 /// A failed storage operation.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +87,24 @@ pub struct Stored {
     pub object: Arc<Value>,
 }
 
+/// An object as the store keeps it: serialized (compact JSON), with its revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredBytes {
+    /// The revision of the last write of this object.
+    pub rv: u64,
+    /// The object's JSON, with `metadata.resourceVersion` set to `rv`.
+    pub bytes: Arc<[u8]>,
+}
+
+/// What [`Storage::list_encoded`] returned.
+#[derive(Debug, Clone)]
+pub struct EncodedList {
+    /// `(key, object)` in key order.
+    pub items: Vec<(String, StoredBytes)>,
+    /// The revision the list reflects.
+    pub rv: u64,
+}
+
 /// What a list returned.
 #[derive(Debug, Clone)]
 pub struct ListResult {
@@ -118,6 +138,8 @@ pub struct Event {
     pub object: Arc<Value>,
     /// The object before the change (absent for creates).
     pub prev: Option<Arc<Value>>,
+    /// `object` serialized, per representation, by the first watcher that sent it.
+    pub encoded: EncodedCache,
 }
 
 /// What a watch stream yields.
@@ -140,6 +162,33 @@ pub trait Storage: Send + Sync + 'static {
     /// Objects whose keys start with `prefix`, at the current revision or, with `at`, at that exact
     /// past revision (`ReadExpired` when it is no longer retained).
     fn list<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<ListResult>>;
+
+    /// As [`Storage::list`], with the objects serialized as JSON instead of parsed (a store that
+    /// keeps bytes hands them out without building a tree; by default each object is serialized).
+    fn list_encoded<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<EncodedList>> {
+        Box::pin(async move {
+            let listed = self.list(prefix, at).await?;
+            let items = listed
+                .items
+                .into_iter()
+                .map(|(key, stored)| {
+                    let bytes =
+                        serde_json::to_vec(&*stored.object).map_err(|source| StorageError::Encode {
+                            key: key.clone(),
+                            source,
+                        })?;
+                    Ok((
+                        key,
+                        StoredBytes {
+                            rv: stored.rv,
+                            bytes: Arc::from(bytes),
+                        },
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(EncodedList { items, rv: listed.rv })
+        })
+    }
 
     /// Stores a new object; `CreateAlreadyExists` if the key is taken.
     fn create<'a>(&'a self, key: &'a str, object: Value) -> BoxFuture<'a, Result<Stored>>;

@@ -1,15 +1,14 @@
 //! Durable persistence of the in-memory storage in a redb database.
 //!
-//! One table maps keys to JSON bytes, another holds the revision counter. Every write is one redb
+//! One table maps keys to JSON bytes (the same bytes the in-memory index keeps), another holds
+//! the revision counter. Every write is one redb
 //! transaction committed (durably) before the in-memory commit is acknowledged, so a process killed
 //! after acknowledging a write finds it again on the next start.
 
 use std::path::Path;
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
-use serde_json::Value;
-
 use super::{Result, StorageError};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
 const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -19,41 +18,40 @@ fn persist_err(e: impl std::fmt::Display) -> StorageError {
     StorageError::Persist(e.to_string())
 }
 
-/// An open database, the objects it held and its revision counter.
-pub(super) type Loaded = (Persist, Vec<(String, Value)>, u64);
-
 /// An open database.
 pub(super) struct Persist {
     db: Database,
 }
 
+/// The page cache redb keeps in memory. Reads are answered from the in-memory index, so redb's
+/// cache only serves the load at start and the pages a commit rewrites; redb's default (1 GiB)
+/// would let it grow to a copy of the whole database in the process's memory.
+const CACHE_BYTES: usize = 16 * 1024 * 1024;
+
 impl Persist {
-    /// Opens (or creates) the database and loads every object and the revision counter.
-    pub(super) fn open(path: &Path) -> Result<Loaded> {
+    /// Opens (or creates) the database, hands every stored object to `load` (key and JSON bytes,
+    /// in key order) and returns the revision counter.
+    pub(super) fn open(path: &Path, mut load: impl FnMut(&str, &[u8]) -> Result<()>) -> Result<(Self, u64)> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(persist_err)?;
         }
-        let db = Database::create(path).map_err(persist_err)?;
+        let db = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .create(path)
+            .map_err(persist_err)?;
         {
             let txn = db.begin_write().map_err(persist_err)?;
             txn.open_table(OBJECTS).map_err(persist_err)?;
             txn.open_table(META).map_err(persist_err)?;
             txn.commit().map_err(persist_err)?;
         }
-        let mut objects = Vec::new();
         let rv;
         {
             let txn = db.begin_read().map_err(persist_err)?;
             let table = txn.open_table(OBJECTS).map_err(persist_err)?;
             for entry in table.iter().map_err(persist_err)? {
                 let (key, value) = entry.map_err(persist_err)?;
-                let key = key.value().to_string();
-                let object: Value =
-                    serde_json::from_slice(value.value()).map_err(|source| StorageError::Encode {
-                        key: key.clone(),
-                        source,
-                    })?;
-                objects.push((key, object));
+                load(key.value(), value.value())?;
             }
             let meta = txn.open_table(META).map_err(persist_err)?;
             rv = meta
@@ -62,7 +60,7 @@ impl Persist {
                 .map(|v| v.value())
                 .unwrap_or(0);
         }
-        Ok((Self { db }, objects, rv))
+        Ok((Self { db }, rv))
     }
 
     /// Durably stores `bytes` under `key` and the revision counter.
