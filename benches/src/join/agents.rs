@@ -68,13 +68,14 @@ impl AgentLog {
 
 /// The options of agent `index`.
 pub fn agent_options(
+    run: &str,
     index: usize,
     bootstrap: &Path,
     dir: &Path,
     healthcheck_period: Duration,
 ) -> AgentOptions {
     let mut options = AgentOptions::new(bootstrap.to_path_buf(), dir.join(format!("agent-{index}")));
-    options.cluster_name = Some(cluster_name(index));
+    options.cluster_name = Some(cluster_name(run, index));
     options.agent_name = Some(format!("agent{index}"));
     options.component_namespace = agent_namespace(index);
     options.hub_kubeconfig_secret = secrets::HUB_KUBECONFIG.into();
@@ -112,6 +113,8 @@ async fn wait_bootstrapped(dir: &Path, limit: Duration) {
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct StartPlan {
+    /// The clusters' name prefix ([`super::spoke::run_prefix`]).
+    pub run: String,
     /// How many agents.
     pub agents: usize,
     /// At most this many without hub credentials at a time (0: all at once).
@@ -139,9 +142,15 @@ pub async fn start_all(plan: StartPlan, spoke: kube::Client, log: Arc<AgentLog>)
         let Ok(permit) = permits.clone().acquire_owned().await else {
             return;
         };
-        let options = agent_options(index, &plan.bootstrap, &plan.dir, plan.healthcheck_period);
+        let options = agent_options(
+            &plan.run,
+            index,
+            &plan.bootstrap,
+            &plan.dir,
+            plan.healthcheck_period,
+        );
         let hub_dir = options.hub_kubeconfig_dir.clone();
-        log.record_start(cluster_name(index));
+        log.record_start(cluster_name(&plan.run, index));
         let task = tokio::spawn(run_agent(spoke.clone(), options, log.clone()));
         log.record_task(task.abort_handle());
         let limit = plan.bootstrap_limit;
@@ -158,8 +167,8 @@ mod tests {
 
     #[test]
     fn each_agent_has_its_own_cluster_namespace_and_directory() {
-        let a = agent_options(1, Path::new("/b"), Path::new("/d"), Duration::from_secs(5));
-        let b = agent_options(2, Path::new("/b"), Path::new("/d"), Duration::from_secs(5));
+        let a = agent_options("r", 1, Path::new("/b"), Path::new("/d"), Duration::from_secs(5));
+        let b = agent_options("r", 2, Path::new("/b"), Path::new("/d"), Duration::from_secs(5));
         assert_ne!(a.cluster_name, b.cluster_name);
         assert_ne!(a.component_namespace, b.component_namespace);
         assert_ne!(a.hub_kubeconfig_dir, b.hub_kubeconfig_dir);

@@ -10,6 +10,11 @@
 //! Available (and per-cluster percentiles), the hub's API requests from its audit log (total,
 //! per cluster, by client, verb and resource), and the hub's resident memory.
 //!
+//! With `--hub-kubeconfig` the hub is an external one (e.g. a real kube-apiserver, its processes'
+//! memory read from `--server-pid`), and with `--hub-controllers-cmd` the hub controllers are an
+//! external command (e.g. upstream's Go registration controller); the run's clusters are then
+//! named `join-<run id>-<n>` and deleted at the end.
+//!
 //! | module | what it holds |
 //! |---|---|
 //! | [`options`] | the command line |
@@ -17,6 +22,7 @@
 //! | [`controllers`] | the hub controllers' child process and its entry point |
 //! | [`spoke`] | the shared spoke control plane and one namespace per agent |
 //! | [`agents`] | starting the agents, a bounded number at a time |
+//! | [`cleanup`] | removing a run's clusters from an external hub |
 //! | [`progress`] | watching the ManagedClusters until all are Joined and Available |
 //! | [`memory`] | sampling the resident memory of the processes |
 //! | [`requests`] | tallying the hub's audit log |
@@ -24,6 +30,7 @@
 //! | [`run`] | the order of the phases |
 
 pub mod agents;
+pub mod cleanup;
 pub mod controllers;
 pub mod hub;
 pub mod memory;
@@ -70,6 +77,9 @@ pub enum JoinError {
         /// The limit.
         timeout: std::time::Duration,
     },
+    /// Removing the run's objects from an external hub failed.
+    #[error("cleaning up the run on the hub: {0}")]
+    Cleanup(String),
     /// Watching the ManagedClusters ended.
     #[error("watching ManagedClusters: {0}")]
     Watch(String),

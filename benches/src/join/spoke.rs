@@ -14,9 +14,22 @@ pub fn agent_namespace(index: usize) -> String {
     format!("join-agent-{index}")
 }
 
-/// The cluster name of agent `index`.
-pub fn cluster_name(index: usize) -> String {
-    format!("join-cluster-{index}")
+/// The cluster name of agent `index` of the run whose clusters are named `<run>-<n>`.
+pub fn cluster_name(run: &str, index: usize) -> String {
+    format!("{run}-{index}")
+}
+
+/// The cluster-name prefix of a run: `join-cluster` on a hub of its own, else `join-<hex>` from
+/// the clock and the process id, so that runs sharing a hub do not meet.
+pub fn run_prefix(own_hub: bool) -> String {
+    if own_hub {
+        return "join-cluster".into();
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let id = (nanos as u64 ^ (u64::from(std::process::id()) << 40)) & 0xff_ffff_ffff;
+    format!("join-{id:x}")
 }
 
 /// The shared spoke.
@@ -55,7 +68,14 @@ mod tests {
     #[test]
     fn names_are_distinct_per_agent() {
         assert_eq!(agent_namespace(7), "join-agent-7");
-        assert_eq!(cluster_name(7), "join-cluster-7");
-        assert_ne!(cluster_name(1), cluster_name(10));
+        assert_eq!(cluster_name("join-cluster", 7), "join-cluster-7");
+        assert_ne!(cluster_name("r", 1), cluster_name("r", 10));
+        assert_eq!(run_prefix(true), "join-cluster");
+        let external = run_prefix(false);
+        assert!(external.starts_with("join-") && external != "join-cluster");
+        assert!(super::super::cleanup::is_run_cluster(
+            &external,
+            &cluster_name(&external, 3)
+        ));
     }
 }
