@@ -1,13 +1,12 @@
 //! The order of a run: hub, CRDs and bootstrap RBAC, hub controllers, spoke, then the agents
 //! while the ManagedClusters are watched; then the audit log and the memory are read.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use ocm_testkit::sim::{SimOptions, Simulator};
 use tokio::time::Instant;
 
-use super::agents::{AgentLog, StartPlan, start_all};
 use super::cleanup::delete_run;
 use super::controllers::{ControllersProcess, expand_command};
 use super::hub::{BOOTSTRAP_USER, Hub};
@@ -94,7 +93,17 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         )?,
         None => ControllersProcess::spawn(&hub.admin_kubeconfig, BOOTSTRAP_USER, &controllers_log)?,
     };
-    let spoke = Spoke::start(servers, options.agents).await?;
+    let spoke = Spoke::start(servers).await?;
+    let mut sim_options = SimOptions::new(
+        options.agents,
+        run_prefix.clone(),
+        bootstrap_path,
+        dir.path().join("agents"),
+    );
+    sim_options.work_agents = false;
+    sim_options.concurrency = options.concurrency;
+    sim_options.healthcheck_period = options.healthcheck_period;
+    sim_options.bootstrap_limit = options.timeout;
 
     let mut processes = Vec::new();
     if let Some(pid) = hub.pid() {
@@ -126,30 +135,20 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         0
     };
 
-    let log = Arc::new(AgentLog::default());
+    // Prepares the spoke (CRDs, a namespace per cluster), then starts the agents in the background.
+    let sim = Simulator::start(spoke.client.clone(), sim_options).await?;
     let start = Instant::now();
-    let plan = StartPlan {
-        run: run_prefix.clone(),
-        agents: options.agents,
-        concurrency: options.concurrency,
-        bootstrap: bootstrap_path,
-        dir: dir.path().join("agents"),
-        healthcheck_period: options.healthcheck_period,
-        bootstrap_limit: options.timeout,
-    };
-    let starter = tokio::spawn(start_all(plan, spoke.client.clone(), log.clone()));
     let milestones = wait_all_available(
         hub.client.clone(),
         options.agents,
-        log.clone(),
+        &|name| sim.started(name),
         start,
         options.timeout,
     )
     .await;
     let all_joined = start.elapsed();
-    starter.abort();
     if milestones.is_err() {
-        log.stop_all();
+        sim.stop_all();
     }
     if let Some(status) = controllers.exited() {
         return Err(JoinError::Controllers(format!(
@@ -161,7 +160,6 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         Ok(m) => m,
         Err(e) => {
             if hub.is_external() {
-                log.stop_all();
                 if let Err(cleanup) = delete_run(&hub.client, &run_prefix).await {
                     tracing::warn!(%cleanup, "cleaning up after a failed run");
                 }
@@ -183,7 +181,7 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
             source,
         })?;
     }
-    log.stop_all();
+    sim.stop_all();
     if hub.is_external() {
         delete_run(&hub.client, &run_prefix).await?;
     }
@@ -198,11 +196,12 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         requests,
         requests_counted: hub.counts_requests(),
         memory,
-        agent_failed_runs: log.failed_runs.load(Ordering::Relaxed),
-        agent_rebootstraps: log.rebootstraps.load(Ordering::Relaxed),
+        agent_failed_runs: sim.counters().failed_runs.load(Ordering::Relaxed),
+        agent_rebootstraps: sim.counters().rebootstraps.load(Ordering::Relaxed),
         reconciles,
     };
     hub.stop().await;
+    drop(sim);
     drop(spoke);
     Ok(report)
 }

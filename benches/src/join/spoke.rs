@@ -1,23 +1,13 @@
-//! The managed side: one in-process embedded control plane shared by every agent. An agent
-//! needs of its spoke only a namespace for its hub-kubeconfig secret, `/livez`, `/version`, the
-//! Nodes and (when their CRDs exist) ClusterClaims, so one spoke with a namespace per agent is
-//! enough; each agent still runs its full bootstrap, lease, status, rotation and add-on loops.
+//! The managed side: one in-process embedded control plane (on the servers' runtime) shared by
+//! every agent — the store of the fleet simulator ([`ocm_testkit::sim`]), which gives each
+//! simulated cluster a namespace of its own there. An agent needs of its spoke only that
+//! namespace, `/livez`, `/version`, the Nodes and ClusterClaims, so one spoke is enough; each
+//! agent still runs its full bootstrap, lease, status, rotation and add-on loops.
 
-use futures::{StreamExt, TryStreamExt};
 use kube::Client;
 
 use super::JoinError;
-use crate::load::target::{Target, create_namespace};
-
-/// The spoke namespace of agent `index`.
-pub fn agent_namespace(index: usize) -> String {
-    format!("join-agent-{index}")
-}
-
-/// The cluster name of agent `index` of the run whose clusters are named `<run>-<n>`.
-pub fn cluster_name(run: &str, index: usize) -> String {
-    format!("{run}-{index}")
-}
+use crate::load::target::Target;
 
 /// The cluster-name prefix of a run: `join-cluster` on a hub of its own, else `join-<hex>` from
 /// the clock and the process id, so that runs sharing a hub do not meet.
@@ -41,22 +31,14 @@ pub struct Spoke {
 }
 
 impl Spoke {
-    /// Starts the spoke on `server_runtime` and creates the namespaces of `agents` agents.
-    pub async fn start(server_runtime: &tokio::runtime::Handle, agents: usize) -> Result<Self, JoinError> {
+    /// Starts the spoke (in memory) on `server_runtime`.
+    pub async fn start(server_runtime: &tokio::runtime::Handle) -> Result<Self, JoinError> {
         let target = Target::embedded(server_runtime, None).await?;
         let client = target
             .clients(1)?
             .into_iter()
             .next()
             .ok_or_else(|| JoinError::PrepareHub("no spoke client".into()))?;
-        futures::stream::iter(0..agents)
-            .map(|i| {
-                let client = client.clone();
-                async move { create_namespace(&client, &agent_namespace(i)).await }
-            })
-            .buffer_unordered(16)
-            .try_collect::<Vec<()>>()
-            .await?;
         Ok(Self { target, client })
     }
 }
