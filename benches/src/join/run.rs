@@ -159,10 +159,10 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
     let milestones = match milestones {
         Ok(m) => m,
         Err(e) => {
-            if hub.is_external() {
-                if let Err(cleanup) = delete_run(&hub.client, &run_prefix).await {
-                    tracing::warn!(%cleanup, "cleaning up after a failed run");
-                }
+            if hub.is_external()
+                && let Err(cleanup) = delete_run(&hub.client, &run_prefix).await
+            {
+                tracing::warn!(%cleanup, "cleaning up after a failed run");
             }
             controllers.stop().await;
             return Err(e);

@@ -48,16 +48,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_distinct_per_agent() {
-        assert_eq!(agent_namespace(7), "join-agent-7");
-        assert_eq!(cluster_name("join-cluster", 7), "join-cluster-7");
-        assert_ne!(cluster_name("r", 1), cluster_name("r", 10));
+    fn runs_on_a_shared_hub_have_prefixes_of_their_own() {
         assert_eq!(run_prefix(true), "join-cluster");
         let external = run_prefix(false);
         assert!(external.starts_with("join-") && external != "join-cluster");
+        let options = ocm_testkit::sim::SimOptions::new(4, external.clone(), "/b".into(), "/d".into());
         assert!(super::super::cleanup::is_run_cluster(
             &external,
-            &cluster_name(&external, 3)
+            &options.cluster_name(3)
         ));
     }
 }
