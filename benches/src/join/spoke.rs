@@ -12,14 +12,19 @@ use crate::load::target::Target;
 /// The cluster-name prefix of a run: `join-cluster` on a hub of its own, else `join-<hex>` from
 /// the clock and the process id, so that runs sharing a hub do not meet.
 pub fn run_prefix(own_hub: bool) -> String {
+    named_run_prefix("join", own_hub)
+}
+
+/// [`run_prefix`] with `base` for `join`.
+pub fn named_run_prefix(base: &str, own_hub: bool) -> String {
     if own_hub {
-        return "join-cluster".into();
+        return format!("{base}-cluster");
     }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let id = (nanos as u64 ^ (u64::from(std::process::id()) << 40)) & 0xff_ffff_ffff;
-    format!("join-{id:x}")
+    format!("{base}-{id:x}")
 }
 
 /// The shared spoke.
