@@ -125,6 +125,9 @@ pub(crate) fn registration_options(options: &SimOptions, ctx: &SimClusterContext
     agent.hub_kubeconfig_secret = secrets::HUB_KUBECONFIG.into();
     agent.cluster_healthcheck_period = options.healthcheck_period;
     agent.addon_sync_period = options.addon_sync_period;
+    // Add-on credentials and leases in the cluster's own namespace: the install namespace is
+    // the same for every cluster of the shared store.
+    agent.addon_namespace = Some(ctx.namespace.clone());
     if let Some(every) = options.rotate_every {
         agent.rotation_threshold = Some(1.0);
         agent.rotation_check_period = every;

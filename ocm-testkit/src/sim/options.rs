@@ -16,7 +16,10 @@ pub struct SimClusterContext {
     pub index: usize,
     /// An admin client of the shared managed-cluster store.
     pub spoke: kube::Client,
-    /// The cluster's own namespace in the store (its klusterlet agents' `component_namespace`).
+    /// The cluster's own namespace in the store: its klusterlet agents' `component_namespace`,
+    /// and where the registration agent writes every add-on's `<addon>-hub-kubeconfig` secret
+    /// and reads its lease (instead of the add-on's install namespace, which all clusters share
+    /// here): an add-on agent reads its credentials and renews its lease in this namespace.
     pub namespace: String,
     /// Where the registration agent keeps the cluster's hub credentials (files of the
     /// `hub-kubeconfig-secret`).
