@@ -8,11 +8,13 @@
 //! |---|---|
 //! | [`load`] | the API server load harness of the `apiserver-load` binary |
 //! | [`join`] | the cluster-join harness of the `join-load` binary |
+//! | [`fleet`] | the fleet simulator run of the `fleet-sim` binary ([`ocm_testkit::sim`]) |
 //! | [`work`] | the work-distribution harness of the `work-load` binary |
 //! | [`placement`] | the placement harness of the `placement-load` binary (upstream's placement benchmark shapes) |
 //! | [`audit`] | tallying a control plane's audit log (shared by `join`, `work` and `placement`) |
 
 pub mod audit;
+pub mod fleet;
 pub mod join;
 pub mod load;
 pub mod placement;

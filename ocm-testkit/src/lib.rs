@@ -29,9 +29,13 @@
 //! missing, the controllers run in this process), and with `OCM_TEST_SPOKE_KUBECONFIG` the first
 //! managed cluster is that one (its agents in a namespace of their own), so a test written with a
 //! fleet also runs on real clusters.
+//!
+//! For thousands of clusters, [`sim`] runs the same agents for N clusters that share one
+//! managed-cluster store (the `fleet-sim` binary of `ocm-benches` drives it).
 
 mod addon;
 mod cluster;
+pub mod sim;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -281,6 +285,14 @@ impl Fleet {
     #[must_use]
     pub fn clusters(&self) -> &[ManagedClusterEnv] {
         &self.clusters
+    }
+
+    /// The bootstrap kubeconfig the fleet's clusters joined with (a token of the
+    /// `agent-registration-bootstrap` ServiceAccount, as `clusteradm get token` makes): more
+    /// clusters, e.g. a [`sim::Simulator`]'s, can join with it.
+    #[must_use]
+    pub fn bootstrap_kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("bootstrap.kubeconfig")
     }
 
     /// A directory of the fleet's own, removed when the fleet is dropped.

@@ -3,6 +3,10 @@
 //! both the hub's API server and the agents. The child runs until its standard input closes (the
 //! harness ends or drops it) or a controller stops; then it prints its reconcile counters
 //! (`ocm_controller_reconcile_total`, Prometheus text) on standard output.
+//!
+//! Or an external command (`--hub-controllers-cmd`, e.g. upstream's Go `registration
+//! controller`), run through `sh -c 'exec …'` so that its process id is the command's own; it is
+//! killed at the end and reports no reconcile counts.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,6 +25,15 @@ pub struct ControllersProcess {
     child: tokio::process::Child,
     stdin: Option<tokio::process::ChildStdin>,
     pid: u32,
+    /// This executable in `--hub-controllers` mode (prints its counters when stdin closes).
+    ours: bool,
+}
+
+/// `template` with `{kubeconfig}` and `{bootstrap_user}` replaced.
+pub fn expand_command(template: &str, kubeconfig: &Path, bootstrap_user: &str) -> String {
+    template
+        .replace("{kubeconfig}", &kubeconfig.display().to_string())
+        .replace("{bootstrap_user}", bootstrap_user)
 }
 
 impl ControllersProcess {
@@ -47,7 +60,50 @@ impl ControllersProcess {
             .id()
             .ok_or_else(|| JoinError::Controllers("exited at once".into()))?;
         let stdin = child.stdin.take();
-        Ok(Self { child, stdin, pid })
+        Ok(Self {
+            child,
+            stdin,
+            pid,
+            ours: true,
+        })
+    }
+
+    /// Starts `command` (already expanded, see [`expand_command`]) through `sh -c 'exec …'`,
+    /// its output going to `log`.
+    pub fn spawn_command(command: &str, log: &Path) -> Result<Self, JoinError> {
+        let out = std::fs::File::create(log).map_err(|source| JoinError::File {
+            what: "creating",
+            path: log.display().to_string(),
+            source,
+        })?;
+        let err = out.try_clone().map_err(|source| JoinError::File {
+            what: "opening",
+            path: log.display().to_string(),
+            source,
+        })?;
+        let child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {command}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| JoinError::Controllers(format!("starting {command:?}: {e}")))?;
+        let pid = child
+            .id()
+            .ok_or_else(|| JoinError::Controllers(format!("{command:?} exited at once")))?;
+        Ok(Self {
+            child,
+            stdin: None,
+            pid,
+            ours: false,
+        })
+    }
+
+    /// Whether this is our hub controllers' child (else an external command).
+    pub fn is_ours(&self) -> bool {
+        self.ours
     }
 
     /// The process id.
@@ -67,6 +123,10 @@ impl ControllersProcess {
     /// Closes the child's standard input and collects the reconcile counts it prints on its way
     /// out (controller → reconciliations, successful or not); killed if it takes over 10 s.
     pub async fn stop(mut self) -> BTreeMap<String, u64> {
+        if !self.ours {
+            let _ = self.child.kill().await;
+            return BTreeMap::new();
+        }
         drop(self.stdin.take());
         let mut stdout = self.child.stdout.take();
         let read = async {
@@ -157,5 +217,35 @@ mod tests {
         assert_eq!(counts["managednamespace"], 1203);
         assert_eq!(counts["managedclusterset"], 7);
         assert_eq!(counts.len(), 2);
+    }
+
+    #[test]
+    fn commands_get_the_kubeconfig_and_the_bootstrap_user() {
+        let cmd = expand_command(
+            "registration controller --kubeconfig {kubeconfig} --auto-approved-csr-users {bootstrap_user}",
+            Path::new("/tmp/k"),
+            "u",
+        );
+        assert_eq!(
+            cmd,
+            "registration controller --kubeconfig /tmp/k --auto-approved-csr-users u"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_external_command_runs_as_its_own_process_and_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("c.log");
+        let mut process = ControllersProcess::spawn_command("sleep 30", &log).unwrap();
+        assert!(!process.is_ours());
+        // The shell replaces itself with the command (exec), keeping the process id.
+        let comm = || std::fs::read_to_string(format!("/proc/{}/comm", process.pid())).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while comm().trim() != "sleep" && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(comm().trim(), "sleep", "exec replaces the shell");
+        assert_eq!(process.exited(), None);
+        assert!(process.stop().await.is_empty());
     }
 }

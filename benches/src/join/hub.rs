@@ -1,6 +1,7 @@
 //! The hub: a fresh `ocm-controlplane` (a child process when the binary is found, else in this
-//! process) writing an audit log, with the OCM CRDs installed, the bootstrap RBAC applied and a
-//! bootstrap kubeconfig for the agents.
+//! process) writing an audit log, or an external hub given by its admin kubeconfig (e.g. a real
+//! kube-apiserver); with the OCM CRDs installed, the bootstrap RBAC applied and a bootstrap
+//! kubeconfig for the agents.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,6 +24,8 @@ const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 enum Server {
     Child(ChildServer),
     InProcess(ControlPlaneHandle),
+    /// Not ours: nothing to stop, no audit log.
+    External,
 }
 
 /// A running hub.
@@ -36,7 +39,8 @@ pub struct Hub {
     pub ca_pem: String,
     /// The admin kubeconfig file (for the controllers' child process).
     pub admin_kubeconfig: PathBuf,
-    /// The audit log: one JSON line per request.
+    /// The audit log: one JSON line per request (none on an external hub: see
+    /// [`Hub::counts_requests`]).
     pub audit_log: PathBuf,
 }
 
@@ -92,22 +96,25 @@ impl Hub {
                 (Server::InProcess(handle), path)
             }
         };
+        Self::with_kubeconfig(server, admin_kubeconfig, audit_log).await
+    }
+
+    /// An external hub (e.g. a real kube-apiserver) of the admin kubeconfig `kubeconfig`: not
+    /// started or stopped here, and without an audit log.
+    pub async fn external(kubeconfig: &Path) -> Result<Self, JoinError> {
+        Self::with_kubeconfig(Server::External, kubeconfig.to_path_buf(), PathBuf::new()).await
+    }
+
+    async fn with_kubeconfig(
+        server: Server,
+        admin_kubeconfig: PathBuf,
+        audit_log: PathBuf,
+    ) -> Result<Self, JoinError> {
         let kubeconfig = Kubeconfig::read_from(&admin_kubeconfig).map_err(|e| LoadError::ReadKubeconfig {
             path: admin_kubeconfig.display().to_string(),
             message: e.to_string(),
         })?;
-        let cluster = kubeconfig
-            .clusters
-            .first()
-            .and_then(|c| c.cluster.clone())
-            .ok_or_else(|| JoinError::PrepareHub("the admin kubeconfig names no cluster".into()))?;
-        let url = cluster.server.clone().unwrap_or_default();
-        let ca_pem = cluster
-            .certificate_authority_data
-            .as_deref()
-            .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
-            .and_then(|pem| String::from_utf8(pem).ok())
-            .ok_or_else(|| JoinError::PrepareHub("the admin kubeconfig has no CA data".into()))?;
+        let (url, ca_pem) = server_and_ca(&kubeconfig)?;
         let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| LoadError::ReadKubeconfig {
@@ -125,11 +132,22 @@ impl Hub {
         })
     }
 
+    /// Whether the hub writes an audit log the harness can count requests in (not an external
+    /// hub).
+    pub fn counts_requests(&self) -> bool {
+        !matches!(self.server, Server::External)
+    }
+
+    /// Whether the hub is an external one ([`Hub::external`]).
+    pub fn is_external(&self) -> bool {
+        matches!(self.server, Server::External)
+    }
+
     /// The hub's process id when it runs as a child (its memory is then its own).
     pub fn pid(&self) -> Option<u32> {
         match &self.server {
             Server::Child(child) => Some(child.pid()),
-            Server::InProcess(_) => None,
+            Server::InProcess(_) | Server::External => None,
         }
     }
 
@@ -141,6 +159,11 @@ impl Hub {
                 child.pid()
             ),
             Server::InProcess(_) => "embedded ocm-controlplane in the harness process (in memory)".into(),
+            Server::External => format!(
+                "the external hub {} (kubeconfig {})",
+                self.url,
+                self.admin_kubeconfig.display()
+            ),
         }
     }
 
@@ -171,6 +194,33 @@ impl Hub {
         Ok(())
     }
 
+    /// Installs the hub's OCM CRDs that the hub lacks (an external hub's own are left as they
+    /// are) and waits until they are Established; returns the names installed.
+    pub async fn install_missing_hub_crds(&self) -> Result<Vec<String>, JoinError> {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let api: kube::Api<CustomResourceDefinition> = kube::Api::all(self.client.clone());
+        let mut missing = Vec::new();
+        for generated in ocm_core::crds::generated(&[ocm_api::crd::InstallTarget::Hub])
+            .map_err(|e| JoinError::PrepareHub(format!("generating CRDs: {e}")))?
+        {
+            let name = generated.crd.metadata.name.clone().unwrap_or_default();
+            let present = api
+                .get_opt(&name)
+                .await
+                .map_err(|e| JoinError::PrepareHub(format!("reading CRD {name}: {e}")))?
+                .is_some();
+            if !present {
+                missing.push(generated.crd);
+            }
+        }
+        if missing.is_empty() {
+            return Ok(Vec::new());
+        }
+        ocm_core::crds::install(&self.client, missing, CRD_TIMEOUT)
+            .await
+            .map_err(|e| JoinError::PrepareHub(format!("installing CRDs: {e}")))
+    }
+
     /// Applies the bootstrap RBAC and returns a bootstrap kubeconfig (a token of the
     /// `agent-registration-bootstrap` ServiceAccount, valid for a day).
     pub async fn bootstrap_kubeconfig(&self) -> Result<String, JoinError> {
@@ -189,6 +239,33 @@ impl Hub {
         match self.server {
             Server::Child(child) => child.stop().await,
             Server::InProcess(handle) => handle.shutdown(),
+            Server::External => {}
         }
     }
+}
+
+/// The server URL and CA (PEM; inline data or a file) of a kubeconfig's first cluster.
+fn server_and_ca(kubeconfig: &Kubeconfig) -> Result<(String, String), JoinError> {
+    let cluster = kubeconfig
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .ok_or_else(|| JoinError::PrepareHub("the admin kubeconfig names no cluster".into()))?;
+    let url = cluster.server.clone().unwrap_or_default();
+    let ca = match (
+        &cluster.certificate_authority_data,
+        &cluster.certificate_authority,
+    ) {
+        (Some(b64), _) => base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .map_err(|e| JoinError::PrepareHub(format!("the admin kubeconfig's CA data: {e}")))?,
+        (None, Some(file)) => std::fs::read(file).map_err(|source| JoinError::File {
+            what: "reading the hub CA",
+            path: file.clone(),
+            source,
+        })?,
+        (None, None) => return Err(JoinError::PrepareHub("the admin kubeconfig has no CA".into())),
+    };
+    let ca_pem = String::from_utf8(ca).map_err(|e| JoinError::PrepareHub(format!("the hub CA: {e}")))?;
+    Ok((url, ca_pem))
 }

@@ -26,7 +26,7 @@ pub enum Output {
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "join-load",
-    about = "Time, hub API requests and hub memory for many registration agents joining one embedded hub"
+    about = "Time, hub API requests and hub memory for many registration agents joining one hub (embedded, or any with --hub-kubeconfig)"
 )]
 pub struct Options {
     /// Simulated agents (one ManagedCluster each).
@@ -61,6 +61,22 @@ pub struct Options {
     /// How many (verb, resource) rows the request table shows.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Join this hub instead of starting one (any hub with the OCM CRDs, e.g. a real
+    /// kube-apiserver; hub CRDs and bootstrap RBAC are installed when missing). Its requests are not
+    /// counted (no audit log); the run's ManagedClusters, namespaces and CSRs are deleted at the end.
+    #[arg(long)]
+    pub hub_kubeconfig: Option<PathBuf>,
+    /// With `--hub-kubeconfig`: a process of the hub whose memory (`VmRSS`, `VmHWM`) to report,
+    /// e.g. kube-apiserver and etcd; repeatable.
+    #[arg(long = "server-pid")]
+    pub server_pids: Vec<u32>,
+    /// Run this command (through `sh -c`) as the hub controllers instead of ours, `{kubeconfig}`
+    /// replaced by the hub's admin kubeconfig and `{bootstrap_user}` by the bootstrap user whose
+    /// CSRs it must approve, e.g. upstream's `registration controller --kubeconfig {kubeconfig}
+    /// --auto-approved-csr-users {bootstrap_user} --feature-gates ManagedClusterAutoApproval=true
+    /// --disable-leader-election --namespace open-cluster-management-hub`.
+    #[arg(long)]
+    pub hub_controllers_cmd: Option<String>,
     /// Internal: run the hub controllers against this admin kubeconfig (the harness starts this
     /// binary so with it; the process ends when its standard input closes).
     #[arg(long, hide = true)]
@@ -98,5 +114,20 @@ mod tests {
             (100, Duration::from_millis(500), 10, Output::Json)
         );
         assert!(Options::try_parse_from(["join-load", "--healthcheck-period", "-1"]).is_err());
+        let o = Options::try_parse_from([
+            "join-load",
+            "--hub-kubeconfig",
+            "/k",
+            "--server-pid",
+            "10",
+            "--server-pid",
+            "11",
+            "--hub-controllers-cmd",
+            "registration controller --kubeconfig {kubeconfig}",
+        ])
+        .unwrap();
+        assert_eq!(o.hub_kubeconfig.as_deref(), Some(std::path::Path::new("/k")));
+        assert_eq!(o.server_pids, [10, 11]);
+        assert!(o.hub_controllers_cmd.unwrap().contains("{kubeconfig}"));
     }
 }

@@ -2,7 +2,6 @@
 //! each one was accepted, joined, and joined and available, counted from its agent's start.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,7 +14,6 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::JoinError;
-use super::agents::AgentLog;
 
 /// The milestones of one cluster, as durations since its agent started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -59,12 +57,12 @@ fn note(entry: &mut Milestones, cluster: &ManagedCluster, since_start: Duration)
 }
 
 /// Watches ManagedClusters through `client` until `expected` of them are Joined and Available,
-/// or `timeout` after `start`. Returns each cluster's milestones (clusters whose agent the log
-/// does not know are ignored).
+/// or `timeout` after `start`. Returns each cluster's milestones; `started` tells when a
+/// cluster's agents started (clusters it does not know, or not yet started, are ignored).
 pub async fn wait_all_available(
     client: kube::Client,
     expected: usize,
-    log: Arc<AgentLog>,
+    started: &(dyn Fn(&str) -> Option<Instant> + Sync),
     start: Instant,
     timeout: Duration,
 ) -> Result<HashMap<String, Milestones>, JoinError> {
@@ -95,11 +93,11 @@ pub async fn wait_all_available(
             Ok(Some(Ok(cluster))) => cluster,
         };
         let name = cluster.name_any();
-        let Some(started) = log.started(&name) else {
+        let Some(since) = started(&name) else {
             continue;
         };
         let entry = milestones.entry(name).or_default();
-        if note(entry, &cluster, started.elapsed()) {
+        if note(entry, &cluster, since.elapsed()) {
             available += 1;
         }
     }

@@ -79,6 +79,8 @@ pub struct Report {
     pub per_cluster: JoinTimes,
     /// Hub API requests from the first agent start to the last cluster Available.
     pub requests: Requests,
+    /// Whether the requests were counted (an external hub has no audit log to count them in).
+    pub requests_counted: bool,
     /// Resident memory of the processes.
     pub memory: Vec<ProcessMemory>,
     /// Agent runs that failed (and were run again).
@@ -134,6 +136,53 @@ impl Report {
         }
         out += &t.render();
         out += "\n";
+        if self.requests_counted {
+            out += &self.render_requests(top);
+        }
+        if !self.reconciles.is_empty() {
+            out += &self.render_reconciles();
+        }
+        let mut t = Table::new(&[
+            ("resident memory", Align::Left),
+            ("start", Align::Right),
+            ("peak", Align::Right),
+            ("end", Align::Right),
+        ]);
+        for m in &self.memory {
+            t.push(vec![
+                m.process.clone(),
+                mebibytes(m.start_bytes),
+                mebibytes(m.peak_bytes),
+                mebibytes(m.end_bytes),
+            ]);
+        }
+        out += &t.render();
+        out
+    }
+
+    /// The reconciles of our hub controllers (an external command reports none).
+    fn render_reconciles(&self) -> String {
+        let n = self.agents.max(1) as f64;
+        let mut t = Table::new(&[
+            ("hub controller", Align::Left),
+            ("reconciles", Align::Right),
+            ("per cluster", Align::Right),
+        ]);
+        let mut reconciles: Vec<(&String, &u64)> = self.reconciles.iter().collect();
+        reconciles.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        for (controller, count) in reconciles {
+            t.push(vec![
+                controller.clone(),
+                thousands(*count),
+                rate(*count as f64 / n),
+            ]);
+        }
+        t.render() + "\n"
+    }
+
+    /// The request tables: by client, and the top `top` (verb, resource) rows.
+    fn render_requests(&self, top: usize) -> String {
+        let mut out = String::new();
         let clients = [Client::AgentBootstrap, Client::Agent, Client::HubControllers];
         let mut t = Table::new(&[
             ("hub requests", Align::Left),
@@ -182,37 +231,6 @@ impl Report {
         }
         out += &t.render();
         out += "\n";
-        let mut t = Table::new(&[
-            ("hub controller", Align::Left),
-            ("reconciles", Align::Right),
-            ("per cluster", Align::Right),
-        ]);
-        let mut reconciles: Vec<(&String, &u64)> = self.reconciles.iter().collect();
-        reconciles.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        for (controller, count) in reconciles {
-            t.push(vec![
-                controller.clone(),
-                thousands(*count),
-                rate(*count as f64 / n),
-            ]);
-        }
-        out += &t.render();
-        out += "\n";
-        let mut t = Table::new(&[
-            ("resident memory", Align::Left),
-            ("start", Align::Right),
-            ("peak", Align::Right),
-            ("end", Align::Right),
-        ]);
-        for m in &self.memory {
-            t.push(vec![
-                m.process.clone(),
-                mebibytes(m.start_bytes),
-                mebibytes(m.peak_bytes),
-                mebibytes(m.end_bytes),
-            ]);
-        }
-        out += &t.render();
         out
     }
 
@@ -240,6 +258,7 @@ mod tests {
             all_joined_s: 12.5,
             per_cluster: JoinTimes::default(),
             requests,
+            requests_counted: true,
             memory: vec![ProcessMemory {
                 process: "hub".into(),
                 start_bytes: 1 << 20,

@@ -1,22 +1,30 @@
-//! The managed side: one in-process embedded control plane shared by every agent. An agent
-//! needs of its spoke only a namespace for its hub-kubeconfig secret, `/livez`, `/version`, the
-//! Nodes and (when their CRDs exist) ClusterClaims, so one spoke with a namespace per agent is
-//! enough; each agent still runs its full bootstrap, lease, status, rotation and add-on loops.
+//! The managed side: one in-process embedded control plane (on the servers' runtime) shared by
+//! every agent — the store of the fleet simulator ([`ocm_testkit::sim`]), which gives each
+//! simulated cluster a namespace of its own there. An agent needs of its spoke only that
+//! namespace, `/livez`, `/version`, the Nodes and ClusterClaims, so one spoke is enough; each
+//! agent still runs its full bootstrap, lease, status, rotation and add-on loops.
 
-use futures::{StreamExt, TryStreamExt};
 use kube::Client;
 
 use super::JoinError;
-use crate::load::target::{Target, create_namespace};
+use crate::load::target::Target;
 
-/// The spoke namespace of agent `index`.
-pub fn agent_namespace(index: usize) -> String {
-    format!("join-agent-{index}")
+/// The cluster-name prefix of a run: `join-cluster` on a hub of its own, else `join-<hex>` from
+/// the clock and the process id, so that runs sharing a hub do not meet.
+pub fn run_prefix(own_hub: bool) -> String {
+    named_run_prefix("join", own_hub)
 }
 
-/// The cluster name of agent `index`.
-pub fn cluster_name(index: usize) -> String {
-    format!("join-cluster-{index}")
+/// [`run_prefix`] with `base` for `join`.
+pub fn named_run_prefix(base: &str, own_hub: bool) -> String {
+    if own_hub {
+        return format!("{base}-cluster");
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let id = (nanos as u64 ^ (u64::from(std::process::id()) << 40)) & 0xff_ffff_ffff;
+    format!("{base}-{id:x}")
 }
 
 /// The shared spoke.
@@ -28,22 +36,14 @@ pub struct Spoke {
 }
 
 impl Spoke {
-    /// Starts the spoke on `server_runtime` and creates the namespaces of `agents` agents.
-    pub async fn start(server_runtime: &tokio::runtime::Handle, agents: usize) -> Result<Self, JoinError> {
+    /// Starts the spoke (in memory) on `server_runtime`.
+    pub async fn start(server_runtime: &tokio::runtime::Handle) -> Result<Self, JoinError> {
         let target = Target::embedded(server_runtime, None).await?;
         let client = target
             .clients(1)?
             .into_iter()
             .next()
             .ok_or_else(|| JoinError::PrepareHub("no spoke client".into()))?;
-        futures::stream::iter(0..agents)
-            .map(|i| {
-                let client = client.clone();
-                async move { create_namespace(&client, &agent_namespace(i)).await }
-            })
-            .buffer_unordered(16)
-            .try_collect::<Vec<()>>()
-            .await?;
         Ok(Self { target, client })
     }
 }
@@ -53,9 +53,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_distinct_per_agent() {
-        assert_eq!(agent_namespace(7), "join-agent-7");
-        assert_eq!(cluster_name(7), "join-cluster-7");
-        assert_ne!(cluster_name(1), cluster_name(10));
+    fn runs_on_a_shared_hub_have_prefixes_of_their_own() {
+        assert_eq!(run_prefix(true), "join-cluster");
+        let external = run_prefix(false);
+        assert!(external.starts_with("join-") && external != "join-cluster");
+        let options = ocm_testkit::sim::SimOptions::new(4, external.clone(), "/b".into(), "/d".into());
+        assert!(super::super::cleanup::is_run_cluster(
+            &external,
+            &options.cluster_name(3)
+        ));
     }
 }

@@ -3,3 +3,4 @@
 //! `OCM_TEST_SPOKE_KUBECONFIG`).
 
 mod fleet;
+mod sim;

@@ -437,7 +437,11 @@ pub(crate) async fn sync(
         if addon.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        let namespace = install_namespace(addon);
+        let namespace = agent
+            .options
+            .addon_namespace
+            .clone()
+            .unwrap_or_else(|| install_namespace(addon));
         let mut wanted = BTreeSet::new();
         for config in addon
             .status

@@ -208,6 +208,10 @@ pub struct AgentOptions {
     /// How often add-on registrations and add-on leases are checked (upstream: lease checker
     /// every 30 s).
     pub addon_sync_period: Duration,
+    /// The namespace of the managed cluster where every add-on's credentials secret and lease
+    /// are, instead of each add-on's install namespace; `None` (upstream's only behaviour): the
+    /// install namespace. A simulator whose clusters share one store gives each cluster its own.
+    pub addon_namespace: Option<String>,
 }
 
 impl AgentOptions {
@@ -234,6 +238,7 @@ impl AgentOptions {
             rotation_check_period: Duration::from_secs(300),
             rotation_threshold: None,
             addon_sync_period: Duration::from_secs(30),
+            addon_namespace: None,
         }
     }
 }

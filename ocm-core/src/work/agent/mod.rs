@@ -76,6 +76,11 @@ pub struct WorkAgentOptions {
     pub raw_feedback_json_string: bool,
     /// Feature gate `ExecutorValidatingCaches` (off): cache executor permission checks.
     pub executor_validating_caches: bool,
+    /// The hub hash naming this agent's AppliedManifestWorks (`<hubHash>-<work>`); `None` is
+    /// upstream's [`hub_hash`] of the hub URL. A simulator running many clusters' agents against
+    /// one managed-cluster store gives each cluster a hash of its own, so that their
+    /// AppliedManifestWorks of equally named works do not meet.
+    pub hub_hash: Option<String>,
 }
 
 impl WorkAgentOptions {
@@ -94,6 +99,7 @@ impl WorkAgentOptions {
             apply_resync_jitter: 0.5,
             raw_feedback_json_string: false,
             executor_validating_caches: false,
+            hub_hash: None,
         }
     }
 }
@@ -227,7 +233,11 @@ pub async fn run_with_metrics(
     options: WorkAgentOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), WorkAgentError> {
-    let hub_hash = hub_hash(hub_server_url);
+    let hub_hash = options
+        .hub_hash
+        .clone()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| hub_hash(hub_server_url));
     let agent_id = options
         .agent_id
         .clone()
