@@ -19,7 +19,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{Controller, watcher};
+use kube::runtime::Controller;
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::conditions::{self, Status};
@@ -30,7 +30,8 @@ use ocm_api::names::{annotations, labels, objects};
 use ocm_api::work::v1::ManifestWork;
 use serde_json::json;
 
-use super::cluster_cache::{ClusterCache, cached, reflected, up_to_date};
+use super::cluster_cache::{ClusterCache, cached, up_to_date};
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, HubOptions, apply, is_not_found, publish, rbac, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -113,41 +114,48 @@ pub async fn run(
     options: HubOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), HubError> {
-    let by_label = watcher::Config::default().labels(labels::CLUSTER_NAME);
-    let (namespaces, namespace_events) = reflected::<Namespace>(&client, &by_label);
-    let (cluster_roles, cluster_role_events) = reflected::<ClusterRole>(&client, &by_label);
-    let (cluster_role_bindings, cluster_role_binding_events) =
-        reflected::<ClusterRoleBinding>(&client, &by_label);
-    let (role_bindings, role_binding_events) = reflected::<RoleBinding>(&client, &by_label);
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, options, metrics, &informers);
+    run_alone(informers, controller, std::convert::identity).await
+}
+
+/// The ManagedCluster controller over the shared `informers`: the clusters, and the labelled
+/// namespaces and RBAC, whose changes (deletions included) reconcile the cluster they belong to.
+pub(crate) fn controller(
+    client: kube::Client,
+    options: HubOptions,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), HubError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: recorder(&client),
-        client: client.clone(),
+        client,
         options,
         metrics,
         backoff: Backoff::default(),
         cache: ClusterCache {
-            namespaces,
-            cluster_roles,
-            cluster_role_bindings,
-            role_bindings,
+            namespaces: informers.namespaces.store(),
+            cluster_roles: informers.cluster_roles.store(),
+            cluster_role_bindings: informers.cluster_role_bindings.store(),
+            role_bindings: informers.role_bindings.store(),
         },
     });
-    Controller::new(
-        Api::<ManagedCluster>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(namespace_events, cluster_of)
-    .watches_stream(cluster_role_events, cluster_of)
-    .watches_stream(cluster_role_binding_events, cluster_of)
-    .watches_stream(role_binding_events, cluster_of)
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
-    Err(HubError::ControllerStopped(CONTROLLER))
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
+        .watches_shared_stream(informers.namespaces.touched(), cluster_of)
+        .watches_shared_stream(informers.cluster_roles.touched(), cluster_of)
+        .watches_shared_stream(informers.cluster_role_bindings.touched(), cluster_of)
+        .watches_shared_stream(informers.role_bindings.touched(), cluster_of);
+    async move {
+        controller
+            .run(reconcile, error_policy, ctx)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+        Err(HubError::ControllerStopped(CONTROLLER))
+    }
 }
 
 /// The ManagedCluster an RBAC object belongs to (by its non-empty cluster-name label).
-fn cluster_of<K: ResourceExt>(object: K) -> Option<ObjectRef<ManagedCluster>> {
+fn cluster_of<K: ResourceExt>(object: Arc<K>) -> Option<ObjectRef<ManagedCluster>> {
     object
         .labels()
         .get(labels::CLUSTER_NAME)

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::Controller;
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::{ManagedCluster, Taint, TaintEffect};
 use ocm_api::conditions::{self, Status};
@@ -22,6 +22,7 @@ use ocm_api::names::conditions::cluster::managed_cluster as cluster_conditions;
 use ocm_api::names::taints;
 use serde_json::json;
 
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, publish, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -97,17 +98,31 @@ struct Context {
 /// # Errors
 /// [`HubError::ControllerStopped`] when the controller stream ends.
 pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(), HubError> {
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, metrics, &informers);
+    run_alone(informers, controller, std::convert::identity).await
+}
+
+/// The taint controller over the shared cluster informer.
+pub(crate) fn controller(
+    client: kube::Client,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), HubError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: recorder(&client),
-        client: client.clone(),
+        client,
         metrics,
         backoff: Backoff::default(),
     });
-    Controller::new(Api::<ManagedCluster>::all(client), watcher::Config::default())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
-    Err(HubError::ControllerStopped(CONTROLLER))
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store());
+    async move {
+        controller
+            .run(reconcile, error_policy, ctx)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+        Err(HubError::ControllerStopped(CONTROLLER))
+    }
 }
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &TaintError, ctx: Arc<Context>) -> Action {
