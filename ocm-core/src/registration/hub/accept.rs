@@ -31,6 +31,7 @@ use ocm_api::work::v1::ManifestWork;
 use serde_json::json;
 
 use super::cluster_cache::{ClusterCache, cached, up_to_date};
+use super::guarded;
 use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, HubOptions, apply, is_not_found, publish, rbac, recorder};
 use crate::metrics::ControllerMetrics;
@@ -262,9 +263,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
         .iter()
         .any(|f| f == rbac::API_RESOURCE_CLEANUP)
     {
-        let mut finalizers = cluster.finalizers().to_vec();
-        finalizers.push(rbac::API_RESOURCE_CLEANUP.to_string());
-        current = patch_finalizers(ctx, cluster, &finalizers).await?;
+        current = add_finalizer(ctx, cluster).await?;
     }
     // The shared ClusterRoles the RoleBindings below refer to are the housekeeping's
     // (`shared_roles`), as upstream keeps them in a controller of their own: applying them here
@@ -538,6 +537,21 @@ async fn release_if_no_works(client: &kube::Client, cluster: &str) -> Result<boo
         }
     }
     Ok(true)
+}
+
+/// Adds the `api-resource-cleanup` finalizer with a patch guarded by the cached finalizers
+/// (not the whole object's version: see [`super::guarded`]).
+async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<ManagedCluster, AcceptError> {
+    let name = cluster.name_any();
+    let operations = guarded::add_finalizer(&cluster.metadata, rbac::API_RESOURCE_CLEANUP);
+    let patch = guarded::json_patch(operations).map_err(|source| AcceptError::PatchCluster {
+        name: name.clone(),
+        source,
+    })?;
+    clusters(ctx)
+        .patch(&name, &PatchParams::default(), &patch)
+        .await
+        .map_err(|source| AcceptError::PatchCluster { name, source })
 }
 
 async fn patch_finalizers(

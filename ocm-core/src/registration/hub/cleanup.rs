@@ -34,6 +34,7 @@ use ocm_api::names::finalizers::MANAGED_CLUSTER_RESOURCE_CLEANUP;
 use serde_json::json;
 use tokio::task::JoinSet;
 
+use super::guarded;
 use super::informers::{Change, HubInformers, run_alone};
 use crate::metrics::ControllerMetrics;
 
@@ -380,6 +381,29 @@ async fn set_deleting(
     Ok(())
 }
 
+/// Adds the `resource-cleanup` finalizer with a patch guarded by the cached finalizers (not the
+/// whole object's version: see [`super::guarded`]); a cluster gone meanwhile is left alone.
+async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<(), CleanupError> {
+    let name = cluster.name_any();
+    let operations = guarded::add_finalizer(&cluster.metadata, MANAGED_CLUSTER_RESOURCE_CLEANUP);
+    let result = match guarded::json_patch(operations) {
+        Ok(patch) => {
+            Api::<ManagedCluster>::all(ctx.client.clone())
+                .patch(&name, &PatchParams::default(), &patch)
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(source) => Err(CleanupError::PatchFinalizers {
+            cluster: name,
+            source,
+        }),
+    }
+}
+
 async fn patch_finalizers(
     ctx: &Context,
     cluster: &ManagedCluster,
@@ -409,9 +433,7 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         .any(|f| f == MANAGED_CLUSTER_RESOURCE_CLEANUP);
     if cluster.metadata.deletion_timestamp.is_none() {
         if !has_finalizer {
-            let mut finalizers = cluster.finalizers().to_vec();
-            finalizers.push(MANAGED_CLUSTER_RESOURCE_CLEANUP.to_string());
-            patch_finalizers(&ctx, &cluster, finalizers).await?;
+            add_finalizer(&ctx, &cluster).await?;
         }
         ctx.metrics.reconciled(CONTROLLER, true);
         return Ok(Action::await_change());

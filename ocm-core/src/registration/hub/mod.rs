@@ -20,6 +20,7 @@ pub mod cleanup;
 mod cluster_cache;
 pub mod clusterset;
 pub mod csr_approval;
+mod guarded;
 mod informers;
 pub mod lease;
 pub mod rbac;

@@ -178,18 +178,20 @@ pub fn needs_default_label(labels: &BTreeMap<String, String>) -> bool {
     labels.get(CLUSTER_SET_LABEL).is_none_or(String::is_empty)
 }
 
-/// The merge patch that gives `cluster` the default set label, if it lacks one: it carries the
-/// cluster's `resourceVersion` as a precondition, so a cluster that was labelled after the cached
-/// copy was taken is not written again (the server answers 409 Conflict instead).
+/// The JSON patch operations that give `cluster` the default set label, if it lacks one: they
+/// test the label as the cached copy has it (absent or empty), so a cluster labelled after the
+/// copy was taken is not written again (the server refuses the patch), while changes of its other
+/// fields by other controllers meanwhile do not stand in the way (see `hub::guarded`).
 #[must_use]
 pub fn default_label_patch(cluster: &ManagedCluster) -> Option<serde_json::Value> {
     if !needs_default_label(cluster.labels()) {
         return None;
     }
-    Some(json!({"metadata": {
-        "resourceVersion": cluster.metadata.resource_version,
-        "labels": {CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET},
-    }}))
+    Some(super::guarded::set_label(
+        &cluster.metadata,
+        CLUSTER_SET_LABEL,
+        DEFAULT_CLUSTER_SET,
+    ))
 }
 
 /// The managed namespaces of a cluster with `labels`: the `spec.managedNamespaces` of every
@@ -406,14 +408,19 @@ mod tests {
     }
 
     #[test]
-    fn the_default_label_patch_is_conditional_on_the_seen_version() {
+    fn the_default_label_patch_tests_the_cached_label() {
         let mut cluster = ManagedCluster::new("c1", Default::default());
-        cluster.metadata.resource_version = Some("42".into());
+        cluster.metadata.uid = Some("u1".into());
+        cluster.labels_mut().insert("x".into(), "1".into());
         let patch = default_label_patch(&cluster).unwrap();
-        assert_eq!(patch["metadata"]["resourceVersion"], "42");
+        let path = "/metadata/labels/cluster.open-cluster-management.io~1clusterset";
         assert_eq!(
-            patch["metadata"]["labels"][CLUSTER_SET_LABEL],
-            DEFAULT_CLUSTER_SET
+            patch,
+            json!([
+                {"op": "test", "path": "/metadata/uid", "value": "u1"},
+                {"op": "test", "path": path, "value": null},
+                {"op": "add", "path": path, "value": DEFAULT_CLUSTER_SET},
+            ])
         );
         cluster
             .labels_mut()
