@@ -131,6 +131,22 @@ fn error_policy(cluster: Arc<ManagedCluster>, error: &TaintError, ctx: Arc<Conte
     Action::requeue(ctx.backoff.failed(&cluster.name_any()))
 }
 
+/// Gives the taints of `cluster` that have no `timeAdded` the current time (what the hub's
+/// admission does where it runs), with `cluster`'s resourceVersion as precondition.
+async fn stamp(api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<(), TaintError> {
+    let written = cluster.spec.taints.as_deref().unwrap_or_default();
+    let Some(stamped) = stamp_missing_times(written, &super::now()) else {
+        return Ok(());
+    };
+    let name = cluster.name_any();
+    let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
+        "spec": {"taints": stamped}});
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| ())
+        .map_err(|source| TaintError::PatchTaints { cluster: name, source })
+}
+
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, TaintError> {
     let name = cluster.name_any();
@@ -142,10 +158,10 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
             .unwrap_or_default();
         let available = conditions::find(list, cluster_conditions::AVAILABLE).and_then(|c| c.status());
         let current = cluster.spec.taints.as_deref().unwrap_or_default();
+        let api = Api::<ManagedCluster>::all(ctx.client.clone());
         if let Some(next) = desired_taints(current, available) {
             let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
                 "spec": {"taints": next}});
-            let api = Api::<ManagedCluster>::all(ctx.client.clone());
             let patched = api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
@@ -153,18 +169,6 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                     cluster: name.clone(),
                     source,
                 })?;
-            // No admission stamped the added taint (a hub without the webhooks): stamp it.
-            let written = patched.spec.taints.as_deref().unwrap_or_default();
-            if let Some(stamped) = stamp_missing_times(written, &super::now()) {
-                let patch = json!({"metadata": {"uid": patched.uid(), "resourceVersion": patched.resource_version()},
-                    "spec": {"taints": stamped}});
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(|source| TaintError::PatchTaints {
-                        cluster: name.clone(),
-                        source,
-                    })?;
-            }
             publish(
                 &ctx.recorder,
                 cluster.as_ref(),
@@ -177,6 +181,11 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                 ),
             )
             .await;
+            // No admission stamped the added taint (a hub without the webhooks): stamp it.
+            stamp(&api, &patched).await?;
+        } else {
+            // A stamp that did not land (its patch met another writer's change) is made now.
+            stamp(&api, &cluster).await?;
         }
     }
     ctx.backoff.succeeded(&name);
