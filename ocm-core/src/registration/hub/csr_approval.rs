@@ -166,9 +166,9 @@ pub async fn run(
     .reflect(writer)
     .applied_objects();
     Controller::for_stream(csrs, store)
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
     Err(HubError::ControllerStopped(CONTROLLER))
 }
 

@@ -166,7 +166,10 @@ mod tests {
         let ops = set_label(&meta(None, None, Some(&[("x", "1")])), key, "default");
         let mut server = json!({"metadata": {"labels": {"x": "1", "y": "2"}}});
         assert!(apply(&mut server, &ops), "other labels changed: still applies");
-        assert_eq!(server["metadata"]["labels"], json!({"x": "1", "y": "2", key: "default"}));
+        assert_eq!(
+            server["metadata"]["labels"],
+            json!({"x": "1", "y": "2", key: "default"})
+        );
         let mut labelled = json!({"metadata": {"labels": {key: "dev"}}});
         assert!(!apply(&mut labelled, &ops), "labelled meanwhile: refused");
         let ops = set_label(&meta(None, None, Some(&[(key, "")])), key, "default");

@@ -69,8 +69,10 @@ pub(crate) trait Informed:
 {
 }
 
-impl<K> Informed for K where K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
-{}
+impl<K> Informed for K where
+    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
+{
+}
 
 /// One shared watch of a kind, its store and its subscribers.
 pub(crate) struct Informer<K: Informed> {
@@ -391,12 +393,7 @@ mod tests {
             namespace.metadata.annotations,
             Some([("keep".to_string(), "me".to_string())].into())
         );
-        namespace
-            .metadata
-            .annotations
-            .as_mut()
-            .unwrap()
-            .remove("keep");
+        namespace.metadata.annotations.as_mut().unwrap().remove("keep");
         namespace
             .metadata
             .annotations
@@ -452,7 +449,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_late_subscriber_gets_the_stored_objects_first() {
-        let client = kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
+        let client =
+            kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
         let informers = HubInformers::new(&client);
         let informer = &informers.namespaces;
         assert!(!informer.used());

@@ -16,8 +16,8 @@ use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::names::{labels, objects};
 
-use super::informers::{HubInformers, run_alone};
 use super::accept::{AcceptError, delete_ignoring_missing, remove_cluster_rbac};
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, HubOptions, apply, rbac};
 use crate::metrics::ControllerMetrics;
 
@@ -139,7 +139,9 @@ async fn housekeeping(
     }
     let mut owners = BTreeSet::new();
     for binding in stores.cluster_role_bindings.state() {
-        if let Some(cluster) = owner(binding.as_ref(), |c| vec![objects::managed_cluster_cluster_role(c)]) {
+        if let Some(cluster) = owner(binding.as_ref(), |c| {
+            vec![objects::managed_cluster_cluster_role(c)]
+        }) {
             owners.insert(cluster);
         }
     }

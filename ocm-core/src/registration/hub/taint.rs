@@ -12,9 +12,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
-use kube::runtime::Controller;
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::{ManagedCluster, Taint, TaintEffect};
 use ocm_api::conditions::{self, Status};
@@ -144,7 +144,10 @@ async fn stamp(api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<()
     api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map(|_| ())
-        .map_err(|source| TaintError::PatchTaints { cluster: name, source })
+        .map_err(|source| TaintError::PatchTaints {
+            cluster: name,
+            source,
+        })
 }
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]

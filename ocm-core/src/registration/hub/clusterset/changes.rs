@@ -120,10 +120,7 @@ mod tests {
         // Another cluster joined: only the status message changed.
         assert!(!filter.matters(&applied(set("2 ManagedClusters selected", &["a"]))));
         // The managed namespaces changed: every cluster must be looked at.
-        assert!(filter.matters(&applied(set(
-            "2 ManagedClusters selected",
-            &["a", "b"]
-        ))));
+        assert!(filter.matters(&applied(set("2 ManagedClusters selected", &["a", "b"]))));
         let mut deleting = set("2 ManagedClusters selected", &["a", "b"]);
         deleting.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
         assert!(filter.matters(&applied(deleting.clone())));
