@@ -16,10 +16,10 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::conditions::{self, Status};
@@ -30,7 +30,9 @@ use ocm_api::names::{annotations, labels, objects};
 use ocm_api::work::v1::ManifestWork;
 use serde_json::json;
 
-use super::cluster_cache::{ClusterCache, cached, reflected, up_to_date};
+use super::cluster_cache::{ClusterCache, cached, up_to_date};
+use super::guarded;
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, HubOptions, apply, is_not_found, publish, rbac, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -113,41 +115,48 @@ pub async fn run(
     options: HubOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), HubError> {
-    let by_label = watcher::Config::default().labels(labels::CLUSTER_NAME);
-    let (namespaces, namespace_events) = reflected::<Namespace>(&client, &by_label);
-    let (cluster_roles, cluster_role_events) = reflected::<ClusterRole>(&client, &by_label);
-    let (cluster_role_bindings, cluster_role_binding_events) =
-        reflected::<ClusterRoleBinding>(&client, &by_label);
-    let (role_bindings, role_binding_events) = reflected::<RoleBinding>(&client, &by_label);
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, options, metrics, &informers);
+    run_alone(informers, controller, std::convert::identity).await
+}
+
+/// The ManagedCluster controller over the shared `informers`: the clusters, and the labelled
+/// namespaces and RBAC, whose changes (deletions included) reconcile the cluster they belong to.
+pub(crate) fn controller(
+    client: kube::Client,
+    options: HubOptions,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), HubError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: recorder(&client),
-        client: client.clone(),
+        client,
         options,
         metrics,
         backoff: Backoff::default(),
         cache: ClusterCache {
-            namespaces,
-            cluster_roles,
-            cluster_role_bindings,
-            role_bindings,
+            namespaces: informers.namespaces.store(),
+            cluster_roles: informers.cluster_roles.store(),
+            cluster_role_bindings: informers.cluster_role_bindings.store(),
+            role_bindings: informers.role_bindings.store(),
         },
     });
-    Controller::new(
-        Api::<ManagedCluster>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(namespace_events, cluster_of)
-    .watches_stream(cluster_role_events, cluster_of)
-    .watches_stream(cluster_role_binding_events, cluster_of)
-    .watches_stream(role_binding_events, cluster_of)
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
-    Err(HubError::ControllerStopped(CONTROLLER))
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
+        .watches_shared_stream(informers.namespaces.touched(), cluster_of)
+        .watches_shared_stream(informers.cluster_roles.touched(), cluster_of)
+        .watches_shared_stream(informers.cluster_role_bindings.touched(), cluster_of)
+        .watches_shared_stream(informers.role_bindings.touched(), cluster_of);
+    async move {
+        controller
+            .run(reconcile, error_policy, ctx)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+        Err(HubError::ControllerStopped(CONTROLLER))
+    }
 }
 
 /// The ManagedCluster an RBAC object belongs to (by its non-empty cluster-name label).
-fn cluster_of<K: ResourceExt>(object: K) -> Option<ObjectRef<ManagedCluster>> {
+fn cluster_of<K: ResourceExt>(object: Arc<K>) -> Option<ObjectRef<ManagedCluster>> {
     object
         .labels()
         .get(labels::CLUSTER_NAME)
@@ -254,9 +263,7 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
         .iter()
         .any(|f| f == rbac::API_RESOURCE_CLEANUP)
     {
-        let mut finalizers = cluster.finalizers().to_vec();
-        finalizers.push(rbac::API_RESOURCE_CLEANUP.to_string());
-        current = patch_finalizers(ctx, cluster, &finalizers).await?;
+        current = add_finalizer(ctx, cluster).await?;
     }
     // The shared ClusterRoles the RoleBindings below refer to are the housekeeping's
     // (`shared_roles`), as upstream keeps them in a controller of their own: applying them here
@@ -530,6 +537,21 @@ async fn release_if_no_works(client: &kube::Client, cluster: &str) -> Result<boo
         }
     }
     Ok(true)
+}
+
+/// Adds the `api-resource-cleanup` finalizer with a patch guarded by the cached finalizers
+/// (not the whole object's version: see [`super::guarded`]).
+async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<ManagedCluster, AcceptError> {
+    let name = cluster.name_any();
+    let operations = guarded::add_finalizer(&cluster.metadata, rbac::API_RESOURCE_CLEANUP);
+    let patch = guarded::json_patch(operations).map_err(|source| AcceptError::PatchCluster {
+        name: name.clone(),
+        source,
+    })?;
+    clusters(ctx)
+        .patch(&name, &PatchParams::default(), &patch)
+        .await
+        .map_err(|source| AcceptError::PatchCluster { name, source })
 }
 
 async fn patch_finalizers(

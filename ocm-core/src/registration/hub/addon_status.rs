@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Resource, ResourceExt};
 use ocm_api::addon::v1beta1::ManagedClusterAddOn;
 use ocm_api::cluster::v1::ManagedCluster;
@@ -33,6 +33,7 @@ use ocm_api::names::labels::{
 };
 use serde_json::json;
 
+use super::informers::{HubInformers, run_alone};
 use crate::metrics::ControllerMetrics;
 
 const CONTROLLER: &str = "addon-status";
@@ -55,14 +56,6 @@ impl Default for AddonStatusOptions {
 /// What failed while updating add-on health.
 #[derive(Debug, thiserror::Error)]
 pub enum AddonStatusError {
-    /// Listing the add-ons of a cluster failed.
-    #[error("listing the add-ons of cluster {cluster}: {source}")]
-    ListAddons {
-        /// The cluster.
-        cluster: String,
-        /// The API error.
-        source: kube::Error,
-    },
     /// Writing an add-on's `Available` condition failed.
     #[error("patching the status of add-on {cluster}/{addon}: {source}")]
     PatchAddonStatus {
@@ -127,6 +120,8 @@ struct Context {
     options: AddonStatusOptions,
     recorder: Recorder,
     metrics: ControllerMetrics,
+    /// Every ManagedClusterAddOn (the shared informer's store).
+    addons: Store<ManagedClusterAddOn>,
 }
 
 /// Runs the add-on status controller until it stops.
@@ -138,6 +133,20 @@ pub async fn run(
     options: AddonStatusOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), AddonStatusError> {
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, options, metrics, &informers);
+    run_alone(informers, controller, |_| AddonStatusError::Stopped).await
+}
+
+/// The add-on status controller over the shared informers: clusters, and the
+/// ManagedClusterAddOns whose changes reconcile the cluster of their namespace and whose store
+/// answers the reconcile's listing of a cluster's add-ons.
+pub(crate) fn controller(
+    client: kube::Client,
+    options: AddonStatusOptions,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), AddonStatusError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: Recorder::new(
             client.clone(),
@@ -146,23 +155,22 @@ pub async fn run(
                 instance: None,
             },
         ),
-        client: client.clone(),
+        client,
         options,
         metrics,
+        addons: informers.addons.store(),
     });
-    Controller::new(
-        Api::<ManagedCluster>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches(
-        Api::<ManagedClusterAddOn>::all(client),
-        watcher::Config::default(),
-        |addon: ManagedClusterAddOn| addon.namespace().map(|ns| ObjectRef::<ManagedCluster>::new(&ns)),
-    )
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
-    Err(AddonStatusError::Stopped)
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
+        .watches_shared_stream(informers.addons.touched(), |addon: Arc<ManagedClusterAddOn>| {
+            addon.namespace().map(|ns| ObjectRef::<ManagedCluster>::new(&ns))
+        });
+    async move {
+        controller
+            .run(reconcile, error_policy, ctx)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+        Err(AddonStatusError::Stopped)
+    }
 }
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &AddonStatusError, ctx: Arc<Context>) -> Action {
@@ -196,14 +204,17 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         return Ok(Action::await_change());
     };
     let addons_api: Api<ManagedClusterAddOn> = Api::namespaced(ctx.client.clone(), &name);
-    let mut addons = addons_api
-        .list(&ListParams::default())
-        .await
-        .map_err(|source| AddonStatusError::ListAddons {
-            cluster: name.clone(),
-            source,
-        })?
-        .items;
+    // The store is complete before the first reconcile (the controller waits for its own store;
+    // this one is waited for here) and takes an add-on's change before the reconcile it triggers.
+    if ctx.addons.wait_until_ready().await.is_err() {
+        return Err(AddonStatusError::Stopped);
+    }
+    let mut addons: Vec<ManagedClusterAddOn> = ctx
+        .addons
+        .state_filter(|addon| addon.metadata.namespace.as_deref() == Some(name.as_str()))
+        .into_iter()
+        .map(|addon| addon.as_ref().clone())
+        .collect();
 
     if available.status() == Some(Status::Unknown) {
         for addon in &mut addons {

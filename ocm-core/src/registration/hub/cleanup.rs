@@ -16,13 +16,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{GroupVersionKind, PartialObjectMeta};
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Resource, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::conditions::{ConditionList, Status};
@@ -33,6 +34,8 @@ use ocm_api::names::finalizers::MANAGED_CLUSTER_RESOURCE_CLEANUP;
 use serde_json::json;
 use tokio::task::JoinSet;
 
+use super::guarded;
+use super::informers::{Change, HubInformers, run_alone};
 use crate::metrics::ControllerMetrics;
 
 const CONTROLLER: &str = "resource-cleanup";
@@ -232,6 +235,8 @@ struct Context {
     options: CleanupOptions,
     recorder: Recorder,
     metrics: ControllerMetrics,
+    /// Every ManagedCluster (the shared informer's store).
+    clusters: Store<ManagedCluster>,
 }
 
 /// Runs the cleanup controller until its watch stops.
@@ -243,6 +248,19 @@ pub async fn run(
     options: CleanupOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), CleanupError> {
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, options, metrics, &informers);
+    run_alone(informers, controller, |_| CleanupError::WatchEnded).await
+}
+
+/// The cleanup controller over the shared cluster informer: deleting clusters are reconciled,
+/// clusters that disappear are cleaned up by [`watch_removed`].
+pub(crate) fn controller(
+    client: kube::Client,
+    options: CleanupOptions,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), CleanupError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: Recorder::new(
             client.clone(),
@@ -251,34 +269,35 @@ pub async fn run(
                 instance: None,
             },
         ),
-        client: client.clone(),
+        client,
         options,
         metrics,
+        clusters: informers.clusters.store(),
     });
-    let clusters: Api<ManagedCluster> = Api::all(client.clone());
-    let controller = Controller::new(clusters.clone(), watcher::Config::default())
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
         .run(reconcile, error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
-    let gone = watch_removed(clusters, ctx);
-    tokio::select! {
-        () = controller => Err(CleanupError::WatchEnded),
-        result = gone => result,
+    let gone = watch_removed(informers.clusters.changes(), ctx);
+    async move {
+        tokio::select! {
+            () = controller => Err(CleanupError::WatchEnded),
+            result = gone => result,
+        }
     }
 }
 
 /// Cleans up the namespaces of clusters that disappear while objects remain there.
-async fn watch_removed(clusters: Api<ManagedCluster>, ctx: Arc<Context>) -> Result<(), CleanupError> {
+async fn watch_removed(
+    changes: impl Stream<Item = Change<ManagedCluster>>,
+    ctx: Arc<Context>,
+) -> Result<(), CleanupError> {
     let mut tasks = JoinSet::new();
-    let mut events = std::pin::pin!(watcher(clusters, watcher::Config::default()).default_backoff());
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(watcher::Event::Delete(cluster)) => {
-                let name = cluster.name_any();
-                let ctx = ctx.clone();
-                tasks.spawn(async move { clean_removed(&name, &ctx).await });
-            }
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "watching ManagedClusters failed"),
+    let mut changes = std::pin::pin!(changes);
+    while let Some(change) = changes.next().await {
+        if let Change::Deleted(cluster) = change {
+            let name = cluster.name_any();
+            let ctx = ctx.clone();
+            tasks.spawn(async move { clean_removed(&name, &ctx).await });
         }
         while tasks.try_join_next().is_some() {}
     }
@@ -289,16 +308,11 @@ async fn watch_removed(clusters: Api<ManagedCluster>, ctx: Arc<Context>) -> Resu
 /// when the controller takes over).
 #[tracing::instrument(skip(ctx))]
 async fn clean_removed(name: &str, ctx: &Context) {
-    let clusters: Api<ManagedCluster> = Api::all(ctx.client.clone());
+    let key = ObjectRef::<ManagedCluster>::new(name);
     loop {
-        match clusters.get_opt(name).await {
-            Ok(None) => {}
-            Ok(Some(_)) => return,
-            Err(error) => {
-                tracing::warn!(%error, "reading the cluster failed");
-                tokio::time::sleep(ctx.options.requeue).await;
-                continue;
-            }
+        // The store took the deletion before it was reported: a copy in it is a new cluster.
+        if ctx.clusters.get(&key).is_some() {
+            return;
         }
         match clean_namespace(&ctx.client, &ctx.options.resources, name).await {
             Ok(Pass::Clean) => {
@@ -367,6 +381,29 @@ async fn set_deleting(
     Ok(())
 }
 
+/// Adds the `resource-cleanup` finalizer with a patch guarded by the cached finalizers (not the
+/// whole object's version: see [`super::guarded`]); a cluster gone meanwhile is left alone.
+async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<(), CleanupError> {
+    let name = cluster.name_any();
+    let operations = guarded::add_finalizer(&cluster.metadata, MANAGED_CLUSTER_RESOURCE_CLEANUP);
+    let result = match guarded::json_patch(operations) {
+        Ok(patch) => {
+            Api::<ManagedCluster>::all(ctx.client.clone())
+                .patch(&name, &PatchParams::default(), &patch)
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(source) => Err(CleanupError::PatchFinalizers {
+            cluster: name,
+            source,
+        }),
+    }
+}
+
 async fn patch_finalizers(
     ctx: &Context,
     cluster: &ManagedCluster,
@@ -396,9 +433,7 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         .any(|f| f == MANAGED_CLUSTER_RESOURCE_CLEANUP);
     if cluster.metadata.deletion_timestamp.is_none() {
         if !has_finalizer {
-            let mut finalizers = cluster.finalizers().to_vec();
-            finalizers.push(MANAGED_CLUSTER_RESOURCE_CLEANUP.to_string());
-            patch_finalizers(&ctx, &cluster, finalizers).await?;
+            add_finalizer(&ctx, &cluster).await?;
         }
         ctx.metrics.reconciled(CONTROLLER, true);
         return Ok(Action::await_change());

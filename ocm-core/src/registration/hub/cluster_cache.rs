@@ -1,6 +1,6 @@
 //! What the ManagedCluster controller ([`super::accept`]) knows of each cluster's namespace and
-//! RBAC without asking the API server: reflector stores of the objects carrying the cluster-name
-//! label, fed by the same watches whose events trigger its reconciles.
+//! RBAC without asking the API server: the shared stores ([`super::informers`]) of the objects
+//! carrying the cluster-name label, fed by the same watches whose events trigger its reconciles.
 //!
 //! A store is updated before the event that triggers a reconcile is delivered, so a reconcile
 //! never sees an object older than the change that woke it. The controller applies an object
@@ -8,17 +8,13 @@
 //! controller wants: while a cluster joins it is reconciled about ten times, and re-applying its
 //! namespace and four RBAC objects each time was most of the hub's requests (docs/performance.md).
 
-use std::fmt::Debug;
 use std::hash::Hash;
 
-use futures::Stream;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Resource, ResourceExt};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// The cached namespaces and RBAC objects of the clusters.
@@ -32,27 +28,6 @@ pub(crate) struct ClusterCache {
     pub(crate) cluster_role_bindings: Store<ClusterRoleBinding>,
     /// The registration and work RoleBindings.
     pub(crate) role_bindings: Store<RoleBinding>,
-}
-
-/// A store of the objects of kind `K` that `config` selects, and the watch stream that fills it:
-/// the store takes each event before the stream yields it.
-pub(crate) fn reflected<K>(
-    client: &kube::Client,
-    config: &watcher::Config,
-) -> (
-    Store<K>,
-    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
-)
-where
-    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-    K::DynamicType: Default + Eq + Hash + Clone,
-{
-    let (store, writer) = reflector::store();
-    let stream = watcher::watcher(Api::<K>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(writer)
-        .touched_objects();
-    (store, stream)
 }
 
 /// The cached copy of `desired`'s object (same name and namespace), if the store has one.
@@ -105,6 +80,7 @@ fn holds(current: &Value, desired: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::runtime::{reflector, watcher};
     use serde_json::json;
 
     #[test]

@@ -24,7 +24,7 @@ use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::{Controller, WatchStreamExt, reflector, watcher};
 use ocm_api::names::{labels, subjects};
 use x509_parser::prelude::FromDer;
 
@@ -154,13 +154,21 @@ pub async fn run(
         metrics,
         backoff: Backoff::default(),
     });
-    Controller::new(
+    // Only CSRs with the cluster-name label can be an agent's ([`recognize`]); they are stored
+    // without their managedFields (the approval is written to the subresource, which keeps them).
+    let (store, writer) = reflector::store();
+    let csrs = watcher(
         Api::<CertificateSigningRequest>::all(client),
-        watcher::Config::default(),
+        watcher::Config::default().labels(labels::CLUSTER_NAME),
     )
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
+    .default_backoff()
+    .modify(|csr| csr.metadata.managed_fields = None)
+    .reflect(writer)
+    .applied_objects();
+    Controller::for_stream(csrs, store)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
     Err(HubError::ControllerStopped(CONTROLLER))
 }
 

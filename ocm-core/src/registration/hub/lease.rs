@@ -18,10 +18,10 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::conditions::{self, Status};
@@ -30,6 +30,7 @@ use ocm_api::names::conditions::cluster::managed_cluster::{self as cluster_condi
 use ocm_api::names::{annotations, labels, leases};
 use serde_json::json;
 
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, publish, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -69,13 +70,11 @@ pub fn clock_in_sync(renew: Timestamp, lease_duration_seconds: i32, now: Timesta
 /// What failed while checking a cluster's lease.
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
-    /// Reading the Lease failed.
-    #[error("reading the lease of {cluster}: {source}")]
-    GetLease {
+    /// The shared store of leases has no writer any more (the informer stopped).
+    #[error("the lease store of {cluster} is gone (its watch stopped)")]
+    LeasesUnavailable {
         /// The cluster.
         cluster: String,
-        /// The API error.
-        source: kube::Error,
     },
     /// Creating the Lease failed.
     #[error("creating the lease of {cluster}: {source}")]
@@ -102,6 +101,8 @@ struct Context {
     backoff: Backoff,
     /// The renewTime (and skip annotation) last checked for clock sync, per cluster.
     last_renew: Mutex<HashMap<String, (Timestamp, bool)>>,
+    /// The clusters' leases (the shared informer's store): read instead of the API server.
+    leases: Store<Lease>,
 }
 
 /// Runs the lease controller until its watches stop.
@@ -109,21 +110,28 @@ struct Context {
 /// # Errors
 /// [`HubError::ControllerStopped`] when the controller stream ends.
 pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(), HubError> {
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, metrics, &informers);
+    run_alone(informers, controller, std::convert::identity).await
+}
+
+/// The lease controller over the shared informers: clusters, and the labelled Leases whose
+/// changes reconcile their cluster and whose store answers the reconcile's lease lookups.
+pub(crate) fn controller(
+    client: kube::Client,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), HubError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: recorder(&client),
-        client: client.clone(),
+        client,
         metrics,
         backoff: Backoff::default(),
         last_renew: Mutex::new(HashMap::new()),
+        leases: informers.leases.store(),
     });
-    Controller::new(
-        Api::<ManagedCluster>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches(
-        Api::<Lease>::all(client),
-        watcher::Config::default().labels(labels::CLUSTER_NAME),
-        |lease: Lease| {
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
+        .watches_shared_stream(informers.leases.touched(), |lease: Arc<Lease>| {
             (lease.name_any() == leases::MANAGED_CLUSTER)
                 .then(|| {
                     lease
@@ -132,12 +140,14 @@ pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(),
                         .map(|c| ObjectRef::new(c))
                 })
                 .flatten()
-        },
-    )
-    .run(reconcile, error_policy, ctx)
-    .for_each(|_| futures::future::ready(()))
-    .await;
-    Err(HubError::ControllerStopped(CONTROLLER))
+        });
+    async move {
+        controller
+            .run(reconcile, error_policy, ctx)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+        Err(HubError::ControllerStopped(CONTROLLER))
+    }
 }
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &LeaseError, ctx: Arc<Context>) -> Action {
@@ -162,14 +172,16 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         .lease_duration_seconds
         .unwrap_or(leases::DEFAULT_DURATION_SECONDS);
     let now = Timestamp::now();
-    let leases_api = Api::<Lease>::namespaced(ctx.client.clone(), &name);
-    let lease = leases_api
-        .get_opt(leases::MANAGED_CLUSTER)
-        .await
-        .map_err(|source| LeaseError::GetLease {
+    // The store is complete before the first reconcile runs (the controller waits for it)
+    // and takes a lease's change before the reconcile that change triggers.
+    if ctx.leases.wait_until_ready().await.is_err() {
+        return Err(LeaseError::LeasesUnavailable {
             cluster: name.clone(),
-            source,
-        })?;
+        });
+    }
+    let lease = ctx
+        .leases
+        .get(&ObjectRef::new(leases::MANAGED_CLUSTER).within(&name));
     let mut updated = list.clone();
     let action = match lease {
         None if cluster.metadata.deletion_timestamp.is_some() => {
@@ -190,13 +202,17 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                     ..LeaseSpec::default()
                 }),
             };
-            leases_api
+            let created = Api::<Lease>::namespaced(ctx.client.clone(), &name)
                 .create(&PostParams::default(), &lease)
-                .await
-                .map_err(|source| LeaseError::CreateLease {
+                .await;
+            // AlreadyExists: the agent (or an earlier pass) created it after the store's copy;
+            // its event reconciles again.
+            if !matches!(&created, Err(kube::Error::Api(status)) if status.code == 409) {
+                created.map_err(|source| LeaseError::CreateLease {
                     cluster: name.clone(),
                     source,
                 })?;
+            }
             Action::requeue(grace_period(duration))
         }
         Some(lease) => {

@@ -10,7 +10,8 @@
 //! | [`taint`] | the unreachable / unavailable taints derived from the Available condition |
 //! | [`bootstrap`] | the bootstrap RBAC for joining clusters and bootstrap kubeconfigs |
 //!
-//! [`run`] starts every controller with one [`HubOptions`].
+//! [`run`] starts every controller with one [`HubOptions`], over one set of shared informers
+//! ([`HubInformers`]): one watch and one store per watched kind, whichever controllers read it.
 
 pub mod accept;
 pub mod addon_status;
@@ -19,6 +20,8 @@ pub mod cleanup;
 mod cluster_cache;
 pub mod clusterset;
 pub mod csr_approval;
+mod guarded;
+mod informers;
 pub mod lease;
 pub mod rbac;
 pub mod shared_roles;
@@ -37,6 +40,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::metrics::ControllerMetrics;
+pub use informers::HubInformers;
 
 /// The field manager (and event reporter) of the hub's registration controllers.
 pub const FIELD_MANAGER: &str = "registration-controller";
@@ -85,6 +89,9 @@ pub enum HubError {
     /// A controller's event stream ended (its watches stopped).
     #[error("the {0} controller stopped")]
     ControllerStopped(&'static str),
+    /// A shared informer's watch ended.
+    #[error("the shared watch of {0} stopped")]
+    InformerStopped(&'static str),
     /// The resource cleanup controller stopped.
     #[error(transparent)]
     Cleanup(#[from] cleanup::CleanupError),
@@ -99,44 +106,57 @@ pub enum HubError {
 /// A running controller: resolves when it stops.
 pub type ControllerFuture = BoxFuture<'static, Result<(), HubError>>;
 
-/// The futures of every hub controller; [`run`] polls them together. Extend the list to add
-/// controllers.
+/// The futures of every hub controller and of the shared watches they read ([`HubInformers`]);
+/// [`run`] polls them together. Extend the list to add controllers.
 #[must_use]
 pub fn controllers(
     client: &kube::Client,
     options: &HubOptions,
     metrics: &ControllerMetrics,
 ) -> Vec<ControllerFuture> {
-    vec![
-        Box::pin(accept::run(client.clone(), options.clone(), metrics.clone())),
-        Box::pin(shared_roles::run(
+    let informers = HubInformers::new(client);
+    let mut all: Vec<ControllerFuture> = vec![
+        Box::pin(accept::controller(
             client.clone(),
             options.clone(),
             metrics.clone(),
+            &informers,
+        )),
+        Box::pin(shared_roles::controller(
+            client.clone(),
+            options.clone(),
+            metrics.clone(),
+            &informers,
         )),
         Box::pin(csr_approval::run(
             client.clone(),
             options.clone(),
             metrics.clone(),
         )),
-        Box::pin(lease::run(client.clone(), metrics.clone())),
-        Box::pin(taint::run(client.clone(), metrics.clone())),
-        Box::pin(err_into(cleanup::run(
+        Box::pin(lease::controller(client.clone(), metrics.clone(), &informers)),
+        Box::pin(taint::controller(client.clone(), metrics.clone(), &informers)),
+        Box::pin(err_into(cleanup::controller(
             client.clone(),
             options.cleanup.clone(),
             metrics.clone(),
+            &informers,
         ))),
-        Box::pin(err_into(clusterset::run(
+        Box::pin(err_into(clusterset::controllers(
             client.clone(),
             options.cluster_sets.clone(),
             metrics.clone(),
+            &informers,
         ))),
-        Box::pin(err_into(addon_status::run(
+        Box::pin(err_into(addon_status::controller(
             client.clone(),
             options.addon_status.clone(),
             metrics.clone(),
+            &informers,
         ))),
-    ]
+    ];
+    // Last: every controller above has subscribed to what it reads.
+    all.push(informers.run());
+    all
 }
 
 /// Maps a controller's own error into [`HubError`].

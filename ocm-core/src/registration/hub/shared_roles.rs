@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
-use kube::api::ListParams;
-use kube::runtime::watcher;
+use kube::runtime::reflector::Store;
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::names::{labels, objects};
 
 use super::accept::{AcceptError, delete_ignoring_missing, remove_cluster_rbac};
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, HubOptions, apply, rbac};
 use crate::metrics::ControllerMetrics;
 
@@ -30,14 +30,17 @@ const ADDON_NAME_LABEL: &str = labels::ADDON_NAME;
 /// What failed during housekeeping.
 #[derive(Debug, thiserror::Error)]
 pub enum HousekeepingError {
-    /// Listing objects failed.
-    #[error("listing {what}: {source}")]
-    List {
-        /// What was listed.
-        what: &'static str,
+    /// Reading a ManagedCluster that the store no longer holds failed.
+    #[error("reading ManagedCluster {cluster}: {source}")]
+    Get {
+        /// The cluster.
+        cluster: String,
         /// The API error.
         source: kube::Error,
     },
+    /// A shared store lost its watch before its first list.
+    #[error("a store of the housekeeping lost its watch")]
+    StoreGone,
     /// Applying or deleting an object failed.
     #[error(transparent)]
     Objects(#[from] AcceptError),
@@ -54,97 +57,122 @@ pub async fn run(
     options: HubOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), HubError> {
-    let clusters = watcher::watcher(
-        Api::<ManagedCluster>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .map(|_| ());
-    let roles = watcher::watcher(
-        Api::<ClusterRole>::all(client.clone()),
-        watcher::Config::default().labels(labels::CLUSTER_NAME),
-    )
-    .map(|_| ());
-    let bindings = watcher::watcher(
-        Api::<ClusterRoleBinding>::all(client.clone()),
-        watcher::Config::default().labels(labels::CLUSTER_NAME),
-    )
-    .map(|_| ());
-    let mut events = std::pin::pin!(futures::stream::select(
-        clusters,
-        futures::stream::select(roles, bindings)
-    ));
-    let backoff = Backoff::default();
-    let mut wait = RESYNC;
-    loop {
-        if matches!(tokio::time::timeout(wait, events.next()).await, Ok(None)) {
-            break;
-        }
-        // One pass covers every event that is already waiting: while many clusters join, the
-        // watches deliver events far faster than a pass (three lists) takes.
-        while let Some(event) = events.next().now_or_never() {
-            if event.is_none() {
-                return Err(HubError::ControllerStopped(CONTROLLER));
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, options, metrics, &informers);
+    run_alone(informers, controller, std::convert::identity).await
+}
+
+/// The stores one housekeeping pass reads.
+struct Stores {
+    clusters: Store<ManagedCluster>,
+    cluster_role_bindings: Store<ClusterRoleBinding>,
+    role_bindings: Store<RoleBinding>,
+}
+
+/// The housekeeping over the shared informers: woken by changes of clusters and labelled
+/// ClusterRoles and ClusterRoleBindings, reading the stores of clusters and labelled bindings.
+pub(crate) fn controller(
+    client: kube::Client,
+    options: HubOptions,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), HubError>> + Send + 'static {
+    let clusters = informers.clusters.changes().map(|_| ());
+    let roles = informers.cluster_roles.changes().map(|_| ());
+    let bindings = informers.cluster_role_bindings.changes().map(|_| ());
+    let stores = Stores {
+        clusters: informers.clusters.store(),
+        cluster_role_bindings: informers.cluster_role_bindings.store(),
+        role_bindings: informers.role_bindings.store(),
+    };
+    async move {
+        let mut events = std::pin::pin!(futures::stream::select(
+            clusters,
+            futures::stream::select(roles, bindings)
+        ));
+        let backoff = Backoff::default();
+        let mut wait = RESYNC;
+        loop {
+            if matches!(tokio::time::timeout(wait, events.next()).await, Ok(None)) {
+                break;
+            }
+            // One pass covers every event that is already waiting: while many clusters join, the
+            // watches deliver events far faster than a pass takes.
+            while let Some(event) = events.next().now_or_never() {
+                if event.is_none() {
+                    return Err(HubError::ControllerStopped(CONTROLLER));
+                }
+            }
+            match housekeeping(&client, &options, &stores).await {
+                Ok(done) => {
+                    backoff.succeeded("");
+                    metrics.reconciled(CONTROLLER, true);
+                    wait = if done {
+                        RESYNC
+                    } else {
+                        options.work_cleanup_requeue
+                    };
+                }
+                Err(error) => {
+                    metrics.reconciled(CONTROLLER, false);
+                    tracing::warn!(%error, "hub housekeeping failed");
+                    wait = backoff.failed("");
+                }
             }
         }
-        match housekeeping(&client, &options).await {
-            Ok(done) => {
-                backoff.succeeded("");
-                metrics.reconciled(CONTROLLER, true);
-                wait = if done {
-                    RESYNC
-                } else {
-                    options.work_cleanup_requeue
-                };
-            }
-            Err(error) => {
-                metrics.reconciled(CONTROLLER, false);
-                tracing::warn!(%error, "hub housekeeping failed");
-                wait = backoff.failed("");
-            }
-        }
+        Err(HubError::ControllerStopped(CONTROLLER))
     }
-    Err(HubError::ControllerStopped(CONTROLLER))
 }
 
 /// One pass; tells whether nothing is left waiting for ManifestWorks.
-async fn housekeeping(client: &kube::Client, options: &HubOptions) -> Result<bool, HousekeepingError> {
-    // RBAC first, clusters second: RBAC seen here belongs to a cluster that existed before the
-    // cluster list, so a cluster missing from that list is really gone.
-    let by_label = ListParams::default().labels(labels::CLUSTER_NAME);
-    let list_failed = |what| move |source| HousekeepingError::List { what, source };
+async fn housekeeping(
+    client: &kube::Client,
+    options: &HubOptions,
+    stores: &Stores,
+) -> Result<bool, HousekeepingError> {
+    for ready in [
+        stores.clusters.wait_until_ready().await,
+        stores.cluster_role_bindings.wait_until_ready().await,
+        stores.role_bindings.wait_until_ready().await,
+    ] {
+        ready.map_err(|_| HousekeepingError::StoreGone)?;
+    }
     let mut owners = BTreeSet::new();
-    for binding in Api::<ClusterRoleBinding>::all(client.clone())
-        .list_metadata(&by_label)
-        .await
-        .map_err(list_failed("ClusterRoleBindings"))?
-    {
-        if let Some(cluster) = owner(&binding, |c| vec![objects::managed_cluster_cluster_role(c)]) {
+    for binding in stores.cluster_role_bindings.state() {
+        if let Some(cluster) = owner(binding.as_ref(), |c| {
+            vec![objects::managed_cluster_cluster_role(c)]
+        }) {
             owners.insert(cluster);
         }
     }
-    for binding in Api::<RoleBinding>::all(client.clone())
-        .list_metadata(&by_label)
-        .await
-        .map_err(list_failed("RoleBindings"))?
-    {
+    for binding in stores.role_bindings.state() {
         let names = |c: &str| {
             vec![
                 objects::managed_cluster_registration_role_binding(c),
                 objects::managed_cluster_work_role_binding(c),
             ]
         };
-        if let Some(cluster) = owner(&binding, names) {
+        if let Some(cluster) = owner(binding.as_ref(), names) {
             owners.insert(cluster);
         }
     }
-    let clusters = Api::<ManagedCluster>::all(client.clone())
-        .list_metadata(&ListParams::default())
-        .await
-        .map_err(list_failed("ManagedClusters"))?;
-    let existing: BTreeSet<String> = clusters.items.iter().map(ResourceExt::name_any).collect();
+    let existing: BTreeSet<String> = stores.clusters.state().iter().map(|c| c.name_any()).collect();
     sync_shared_roles(client, options, !existing.is_empty()).await?;
     let mut done = true;
+    let clusters = Api::<ManagedCluster>::all(client.clone());
     for gone in owners.difference(&existing) {
+        // The stores come from separate watches: a cluster whose RBAC was seen before the
+        // cluster itself is not gone. Ask the server before removing anything.
+        let found = clusters
+            .get_metadata_opt(gone)
+            .await
+            .map_err(|source| HousekeepingError::Get {
+                cluster: gone.clone(),
+                source,
+            })?;
+        if found.is_some() {
+            continue;
+        }
         tracing::info!(cluster = %gone, "removing the RBAC of a ManagedCluster that is gone");
         done &= remove_cluster_rbac(client, gone).await?;
     }

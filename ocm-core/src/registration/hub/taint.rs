@@ -12,9 +12,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
+use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
-use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::{ManagedCluster, Taint, TaintEffect};
 use ocm_api::conditions::{self, Status};
@@ -22,6 +22,7 @@ use ocm_api::names::conditions::cluster::managed_cluster as cluster_conditions;
 use ocm_api::names::taints;
 use serde_json::json;
 
+use super::informers::{HubInformers, run_alone};
 use super::{Backoff, HubError, publish, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -97,23 +98,56 @@ struct Context {
 /// # Errors
 /// [`HubError::ControllerStopped`] when the controller stream ends.
 pub async fn run(client: kube::Client, metrics: ControllerMetrics) -> Result<(), HubError> {
+    let informers = HubInformers::new(&client);
+    let controller = controller(client, metrics, &informers);
+    run_alone(informers, controller, std::convert::identity).await
+}
+
+/// The taint controller over the shared cluster informer.
+pub(crate) fn controller(
+    client: kube::Client,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), HubError>> + Send + 'static {
     let ctx = Arc::new(Context {
         recorder: recorder(&client),
-        client: client.clone(),
+        client,
         metrics,
         backoff: Backoff::default(),
     });
-    Controller::new(Api::<ManagedCluster>::all(client), watcher::Config::default())
-        .run(reconcile, error_policy, ctx)
-        .for_each(|_| futures::future::ready(()))
-        .await;
-    Err(HubError::ControllerStopped(CONTROLLER))
+    let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store());
+    async move {
+        controller
+            .run(reconcile, error_policy, ctx)
+            .for_each(|_| futures::future::ready(()))
+            .await;
+        Err(HubError::ControllerStopped(CONTROLLER))
+    }
 }
 
 fn error_policy(cluster: Arc<ManagedCluster>, error: &TaintError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconciled(CONTROLLER, false);
     super::log_failure(&cluster.name_any(), error, "updating taints failed");
     Action::requeue(ctx.backoff.failed(&cluster.name_any()))
+}
+
+/// Gives the taints of `cluster` that have no `timeAdded` the current time (what the hub's
+/// admission does where it runs), with `cluster`'s resourceVersion as precondition.
+async fn stamp(api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<(), TaintError> {
+    let written = cluster.spec.taints.as_deref().unwrap_or_default();
+    let Some(stamped) = stamp_missing_times(written, &super::now()) else {
+        return Ok(());
+    };
+    let name = cluster.name_any();
+    let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
+        "spec": {"taints": stamped}});
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| ())
+        .map_err(|source| TaintError::PatchTaints {
+            cluster: name,
+            source,
+        })
 }
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
@@ -127,10 +161,10 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
             .unwrap_or_default();
         let available = conditions::find(list, cluster_conditions::AVAILABLE).and_then(|c| c.status());
         let current = cluster.spec.taints.as_deref().unwrap_or_default();
+        let api = Api::<ManagedCluster>::all(ctx.client.clone());
         if let Some(next) = desired_taints(current, available) {
             let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
                 "spec": {"taints": next}});
-            let api = Api::<ManagedCluster>::all(ctx.client.clone());
             let patched = api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
@@ -138,18 +172,6 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                     cluster: name.clone(),
                     source,
                 })?;
-            // No admission stamped the added taint (a hub without the webhooks): stamp it.
-            let written = patched.spec.taints.as_deref().unwrap_or_default();
-            if let Some(stamped) = stamp_missing_times(written, &super::now()) {
-                let patch = json!({"metadata": {"uid": patched.uid(), "resourceVersion": patched.resource_version()},
-                    "spec": {"taints": stamped}});
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await
-                    .map_err(|source| TaintError::PatchTaints {
-                        cluster: name.clone(),
-                        source,
-                    })?;
-            }
             publish(
                 &ctx.recorder,
                 cluster.as_ref(),
@@ -162,6 +184,11 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
                 ),
             )
             .await;
+            // No admission stamped the added taint (a hub without the webhooks): stamp it.
+            stamp(&api, &patched).await?;
+        } else {
+            // A stamp that did not land (its patch met another writer's change) is made now.
+            stamp(&api, &cluster).await?;
         }
     }
     ctx.backoff.succeeded(&name);

@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 
 use kube::ResourceExt;
-use kube::runtime::watcher;
 use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta2::ManagedClusterSet;
+
+use super::super::informers::Change;
 
 /// What of an object another loop depends on, as a comparable string.
 pub(super) trait Fingerprint {
@@ -43,21 +44,20 @@ pub(super) struct ChangeFilter {
 }
 
 impl ChangeFilter {
-    /// Whether `event` should re-evaluate the other kind's objects.
-    pub(super) fn matters<K: Fingerprint + ResourceExt>(&mut self, event: &watcher::Event<K>) -> bool {
-        match event {
-            watcher::Event::Apply(obj) | watcher::Event::InitApply(obj) => {
+    /// Whether `change` should re-evaluate the other kind's objects.
+    pub(super) fn matters<K: Fingerprint + ResourceExt>(&mut self, change: &Change<K>) -> bool {
+        match change {
+            Change::Applied(obj) => {
                 let fingerprint = obj.fingerprint();
                 self.seen.insert(obj.name_any(), fingerprint.clone()) != Some(fingerprint)
             }
-            watcher::Event::Delete(obj) => {
+            Change::Deleted(obj) => {
                 self.seen.remove(&obj.name_any());
                 true
             }
-            // Objects deleted while the watch was down are only noticed as missing from the
-            // relist: re-evaluate once when it is complete.
-            watcher::Event::InitDone => true,
-            watcher::Event::Init => false,
+            // A relist completed: re-evaluate once (the informer also reports what disappeared
+            // meanwhile as deleted).
+            Change::Relisted => true,
         }
     }
 }
@@ -65,6 +65,14 @@ impl ChangeFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn applied<K>(object: K) -> Change<K> {
+        Change::Applied(std::sync::Arc::new(object))
+    }
+
+    fn deleted<K>(object: K) -> Change<K> {
+        Change::Deleted(std::sync::Arc::new(object))
+    }
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use ocm_api::cluster::v1beta2::{ManagedClusterSetSpec, ManagedClusterSetStatus};
     use ocm_api::names::labels::CLUSTER_SET;
@@ -108,34 +116,30 @@ mod tests {
     #[test]
     fn a_set_status_change_does_not_reconcile_every_cluster() {
         let mut filter = ChangeFilter::default();
-        assert!(filter.matters(&watcher::Event::Apply(set("1 ManagedClusters selected", &["a"]))));
+        assert!(filter.matters(&applied(set("1 ManagedClusters selected", &["a"]))));
         // Another cluster joined: only the status message changed.
-        assert!(!filter.matters(&watcher::Event::Apply(set("2 ManagedClusters selected", &["a"]))));
+        assert!(!filter.matters(&applied(set("2 ManagedClusters selected", &["a"]))));
         // The managed namespaces changed: every cluster must be looked at.
-        assert!(filter.matters(&watcher::Event::Apply(set(
-            "2 ManagedClusters selected",
-            &["a", "b"]
-        ))));
+        assert!(filter.matters(&applied(set("2 ManagedClusters selected", &["a", "b"]))));
         let mut deleting = set("2 ManagedClusters selected", &["a", "b"]);
         deleting.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
-        assert!(filter.matters(&watcher::Event::Apply(deleting.clone())));
-        assert!(filter.matters(&watcher::Event::Delete(deleting)));
+        assert!(filter.matters(&applied(deleting.clone())));
+        assert!(filter.matters(&deleted(deleting)));
     }
 
     #[test]
     fn only_label_changes_of_a_cluster_reconcile_the_sets() {
         let mut filter = ChangeFilter::default();
-        assert!(filter.matters(&watcher::Event::Apply(cluster(None, false))));
+        assert!(filter.matters(&applied(cluster(None, false))));
         // Spec and status changes keep the membership.
-        assert!(!filter.matters(&watcher::Event::Apply(cluster(None, true))));
-        assert!(filter.matters(&watcher::Event::Apply(cluster(Some("default"), true))));
-        assert!(!filter.matters(&watcher::Event::Apply(cluster(Some("default"), true))));
+        assert!(!filter.matters(&applied(cluster(None, true))));
+        assert!(filter.matters(&applied(cluster(Some("default"), true))));
+        assert!(!filter.matters(&applied(cluster(Some("default"), true))));
         // A relist re-evaluates once at its end, not per unchanged object.
-        assert!(!filter.matters::<ManagedCluster>(&watcher::Event::Init));
-        assert!(!filter.matters(&watcher::Event::InitApply(cluster(Some("default"), true))));
-        assert!(filter.matters::<ManagedCluster>(&watcher::Event::InitDone));
-        assert!(filter.matters(&watcher::Event::Delete(cluster(Some("default"), true))));
+        assert!(!filter.matters(&applied(cluster(Some("default"), true))));
+        assert!(filter.matters::<ManagedCluster>(&Change::Relisted));
+        assert!(filter.matters(&deleted(cluster(Some("default"), true))));
         // A cluster created again with the same labels is new.
-        assert!(filter.matters(&watcher::Event::Apply(cluster(Some("default"), true))));
+        assert!(filter.matters(&applied(cluster(Some("default"), true))));
     }
 }

@@ -27,16 +27,21 @@ pub(super) async fn reconcile_cluster(
     if ctx.options.default_sets
         && let Some(patch) = default_label_patch(&cluster)
     {
-        let result = Api::<ManagedCluster>::all(ctx.client.clone())
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await;
+        let result = match super::super::guarded::json_patch(patch) {
+            Ok(patch) => {
+                Api::<ManagedCluster>::all(ctx.client.clone())
+                    .patch(&name, &PatchParams::default(), &patch)
+                    .await
+            }
+            Err(error) => Err(error),
+        };
         match result {
             // The label change brings the cluster back with its new labels.
             Ok(_) => {}
-            // The cached copy was stale: the cluster changed since (perhaps labelled already);
-            // its newer version comes back through the watch.
-            Err(kube::Error::Api(status)) if status.code == 409 => {
-                tracing::debug!(cluster = %name, "cluster changed since it was cached; not labelling");
+            // The cached label was stale: the cluster was labelled since; its newer version
+            // comes back through the watch.
+            Err(error) if super::super::guarded::is_stale(&error) => {
+                tracing::debug!(cluster = %name, "cluster label changed since it was cached; not labelling");
             }
             Err(source) => {
                 return Err(ClusterSetError::LabelCluster {

@@ -22,8 +22,8 @@ use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{Controller, watcher};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::{ClusterSetManagedNamespace, ManagedCluster};
 use ocm_api::cluster::v1beta2::{
@@ -38,6 +38,7 @@ use ocm_api::names::objects::{DEFAULT_CLUSTER_SET, GLOBAL_CLUSTER_SET};
 use ocm_api::selector;
 use serde_json::json;
 
+use super::informers::{HubInformers, run_alone};
 use crate::metrics::ControllerMetrics;
 
 mod binding;
@@ -177,18 +178,20 @@ pub fn needs_default_label(labels: &BTreeMap<String, String>) -> bool {
     labels.get(CLUSTER_SET_LABEL).is_none_or(String::is_empty)
 }
 
-/// The merge patch that gives `cluster` the default set label, if it lacks one: it carries the
-/// cluster's `resourceVersion` as a precondition, so a cluster that was labelled after the cached
-/// copy was taken is not written again (the server answers 409 Conflict instead).
+/// The JSON patch operations that give `cluster` the default set label, if it lacks one: they
+/// test the label as the cached copy has it (absent or empty), so a cluster labelled after the
+/// copy was taken is not written again (the server refuses the patch), while changes of its other
+/// fields by other controllers meanwhile do not stand in the way (see `hub::guarded`).
 #[must_use]
 pub fn default_label_patch(cluster: &ManagedCluster) -> Option<serde_json::Value> {
     if !needs_default_label(cluster.labels()) {
         return None;
     }
-    Some(json!({"metadata": {
-        "resourceVersion": cluster.metadata.resource_version,
-        "labels": {CLUSTER_SET_LABEL: DEFAULT_CLUSTER_SET},
-    }}))
+    Some(super::guarded::set_label(
+        &cluster.metadata,
+        CLUSTER_SET_LABEL,
+        DEFAULT_CLUSTER_SET,
+    ))
 }
 
 /// The managed namespaces of a cluster with `labels`: the `spec.managedNamespaces` of every
@@ -251,38 +254,33 @@ pub async fn run(
     options: ClusterSetOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), ClusterSetError> {
-    let sets: Api<ManagedClusterSet> = Api::all(client.clone());
-    let clusters: Api<ManagedCluster> = Api::all(client.clone());
+    let informers = HubInformers::new(&client);
+    let controllers = controllers(client, options, metrics, &informers);
+    run_alone(informers, controllers, |_| ClusterSetError::Stopped("watch")).await
+}
+
+/// The cluster-set controllers over the shared informers of clusters and sets.
+pub(crate) fn controllers(
+    client: kube::Client,
+    options: ClusterSetOptions,
+    metrics: ControllerMetrics,
+    informers: &HubInformers,
+) -> impl Future<Output = Result<(), ClusterSetError>> + Send + 'static {
     let bindings: Api<ManagedClusterSetBinding> = Api::all(client.clone());
 
-    // Caches of clusters and sets. A change of one kind re-evaluates every object of the other
-    // kind (a label change may move a cluster between any two sets) only when it can matter:
-    // a cluster's labels or a set's spec changed, or an object came or went (see `changes`).
-    let (cluster_cache, cluster_writer) = reflector::store::<ManagedCluster>();
+    // A change of one kind re-evaluates every object of the other kind (a label change may move
+    // a cluster between any two sets) only when it can matter: a cluster's labels or a set's
+    // spec changed, or an object came or went (see `changes`).
     let mut cluster_filter = changes::ChangeFilter::default();
-    let cluster_changes = reflector(
-        cluster_writer,
-        watcher(clusters.clone(), watcher::Config::default()),
-    )
-    .default_backoff()
-    .filter_map(move |event| {
-        futures::future::ready(
-            event
-                .ok()
-                .and_then(|event| cluster_filter.matters(&event).then_some(())),
-        )
-    });
-    let (set_cache, set_writer) = reflector::store::<ManagedClusterSet>();
+    let cluster_changes = informers
+        .clusters
+        .changes()
+        .filter_map(move |change| futures::future::ready(cluster_filter.matters(&change).then_some(())));
     let mut set_filter = changes::ChangeFilter::default();
-    let set_changes = reflector(set_writer, watcher(sets.clone(), watcher::Config::default()))
-        .default_backoff()
-        .filter_map(move |event| {
-            futures::future::ready(
-                event
-                    .ok()
-                    .and_then(|event| set_filter.matters(&event).then_some(())),
-            )
-        });
+    let set_changes = informers
+        .sets
+        .changes()
+        .filter_map(move |change| futures::future::ready(set_filter.matters(&change).then_some(())));
 
     let ctx = Arc::new(Context {
         recorder: kube::runtime::events::Recorder::new(
@@ -292,19 +290,19 @@ pub async fn run(
                 instance: None,
             },
         ),
-        client: client.clone(),
-        clusters: cluster_cache,
-        sets: set_cache,
+        client,
+        clusters: informers.clusters.store(),
+        sets: informers.sets.store(),
         options,
         metrics,
     });
 
-    let set_status = Controller::new(sets.clone(), watcher::Config::default())
+    let set_status = Controller::for_shared_stream(informers.sets.applied(), informers.sets.store())
         .reconcile_all_on(cluster_changes)
         .run(reconcile_set, error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
 
-    let namespaces = Controller::new(clusters.clone(), watcher::Config::default())
+    let namespaces = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
         .reconcile_all_on(set_changes)
         .run(reconcile_cluster, cluster_error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
@@ -312,27 +310,25 @@ pub async fn run(
     let binding_controller = Controller::new(bindings, watcher::Config::default());
     let binding_store = binding_controller.store();
     let binding_status = binding_controller
-        .watches(
-            sets.clone(),
-            watcher::Config::default(),
-            move |set: ManagedClusterSet| {
-                let name = set.name_any();
-                binding_store
-                    .state()
-                    .into_iter()
-                    .filter(move |b| b.spec.cluster_set.as_deref() == Some(name.as_str()))
-                    .map(|b| ObjectRef::from_obj(b.as_ref()))
-            },
-        )
+        .watches_shared_stream(informers.sets.touched(), move |set: Arc<ManagedClusterSet>| {
+            let name = set.name_any();
+            binding_store
+                .state()
+                .into_iter()
+                .filter(move |b| b.spec.cluster_set.as_deref() == Some(name.as_str()))
+                .map(|b| ObjectRef::from_obj(b.as_ref()))
+        })
         .run(reconcile_binding, binding_error_policy, ctx.clone())
         .for_each(|_| futures::future::ready(()));
 
-    let defaults = default_sets_loop(sets, ctx.clone());
-    tokio::select! {
-        () = set_status => Err(ClusterSetError::Stopped("cluster set status")),
-        () = namespaces => Err(ClusterSetError::Stopped("managed namespaces")),
-        () = binding_status => Err(ClusterSetError::Stopped("cluster set binding")),
-        result = defaults => result,
+    let defaults = default_sets_loop(informers.sets.applied(), ctx);
+    async move {
+        tokio::select! {
+            () = set_status => Err(ClusterSetError::Stopped("cluster set status")),
+            () = namespaces => Err(ClusterSetError::Stopped("managed namespaces")),
+            () = binding_status => Err(ClusterSetError::Stopped("cluster set binding")),
+            result = defaults => result,
+        }
     }
 }
 
@@ -412,14 +408,19 @@ mod tests {
     }
 
     #[test]
-    fn the_default_label_patch_is_conditional_on_the_seen_version() {
+    fn the_default_label_patch_tests_the_cached_label() {
         let mut cluster = ManagedCluster::new("c1", Default::default());
-        cluster.metadata.resource_version = Some("42".into());
+        cluster.metadata.uid = Some("u1".into());
+        cluster.labels_mut().insert("x".into(), "1".into());
         let patch = default_label_patch(&cluster).unwrap();
-        assert_eq!(patch["metadata"]["resourceVersion"], "42");
+        let path = "/metadata/labels/cluster.open-cluster-management.io~1clusterset";
         assert_eq!(
-            patch["metadata"]["labels"][CLUSTER_SET_LABEL],
-            DEFAULT_CLUSTER_SET
+            patch,
+            json!([
+                {"op": "test", "path": "/metadata/uid", "value": "u1"},
+                {"op": "test", "path": path, "value": null},
+                {"op": "add", "path": path, "value": DEFAULT_CLUSTER_SET},
+            ])
         );
         cluster
             .labels_mut()

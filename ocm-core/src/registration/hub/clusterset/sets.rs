@@ -1,5 +1,7 @@
 //! The status of ManagedClusterSets (`ClusterSetEmpty`) and the `default` and `global` sets.
 
+use futures::Stream;
+
 use super::*;
 
 pub(super) fn error_policy(
@@ -54,44 +56,41 @@ pub(super) async fn reconcile_set(
     Ok(Action::await_change())
 }
 
-/// Keeps the `default` and `global` sets: on every change of either and every resync.
+/// Keeps the `default` and `global` sets: on every change of either and every resync, reading
+/// them from the shared store.
 pub(super) async fn default_sets_loop(
-    sets: Api<ManagedClusterSet>,
+    sets: impl Stream<Item = Arc<ManagedClusterSet>> + Send + 'static,
     ctx: Arc<Context>,
 ) -> Result<(), ClusterSetError> {
     if !ctx.options.default_sets {
         return std::future::pending().await;
     }
-    let mut events = std::pin::pin!(
-        watcher(sets.clone(), watcher::Config::default())
-            .default_backoff()
-            .applied_objects()
-    );
+    let mut events = std::pin::pin!(sets);
     let mut tick = tokio::time::interval(ctx.options.resync);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             event = events.next() => match event {
                 None => return Err(ClusterSetError::Stopped("default cluster sets")),
-                Some(Ok(set)) if default_set_selector(&set.name_any()).is_none() => continue,
-                Some(Ok(_)) => {}
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "watching cluster sets failed");
-                    continue;
-                }
+                Some(set) if default_set_selector(&set.name_any()).is_none() => continue,
+                Some(_) => {}
             },
         }
+        ctx.sets
+            .wait_until_ready()
+            .await
+            .map_err(|_| ClusterSetError::Cache("ManagedClusterSet"))?;
         for name in [DEFAULT_CLUSTER_SET, GLOBAL_CLUSTER_SET] {
-            let result = ensure_default_set(&sets, name).await;
+            let result = ensure_default_set(&ctx, name).await;
             ctx.metrics.reconciled("defaultclusterset", result.is_ok());
             if let Err(error) = result {
-                tracing::warn!(set = name, %error, "keeping a default cluster set failed");
+                super::super::log_failure(name, &error, "keeping a default cluster set failed");
             }
         }
     }
 }
 
-async fn ensure_default_set(sets: &Api<ManagedClusterSet>, name: &str) -> Result<(), ClusterSetError> {
+async fn ensure_default_set(ctx: &Context, name: &str) -> Result<(), ClusterSetError> {
     let Some(selector) = default_set_selector(name) else {
         return Ok(());
     };
@@ -99,7 +98,8 @@ async fn ensure_default_set(sets: &Api<ManagedClusterSet>, name: &str) -> Result
         set: name.to_string(),
         source,
     };
-    match sets.get_opt(name).await.map_err(error)? {
+    let sets = Api::<ManagedClusterSet>::all(ctx.client.clone());
+    match ctx.sets.get(&ObjectRef::new(name)) {
         None => {
             let set = ManagedClusterSet::new(
                 name,
