@@ -26,7 +26,7 @@ pub const EVENTS_IN_FLIGHT: usize = 64;
 #[derive(Debug)]
 pub enum Written {
     /// Created or patched: the object the API server returned.
-    Decision(PlacementDecision),
+    Decision(Arc<PlacementDecision>),
     /// Deleted: the version that was deleted.
     Deleted(Arc<PlacementDecision>),
 }
@@ -171,8 +171,9 @@ impl Writer<'_> {
                     ),
                 )
                 .await;
+                let created = Arc::new(created);
                 written.push(Written::Decision(created.clone()));
-                Arc::new(created)
+                created
             }
         };
         let decisions =
@@ -190,7 +191,7 @@ impl Writer<'_> {
                     decision: name.clone(),
                     source,
                 })?;
-            written.push(Written::Decision(patched));
+            written.push(Written::Decision(Arc::new(patched)));
             // As upstream, the labels wait for the next round when the status changed.
             self.decision_events(placement, &current, schedule).await;
             return Ok(());
@@ -222,7 +223,7 @@ impl Writer<'_> {
                     decision: name,
                     source,
                 })?;
-            written.push(Written::Decision(patched));
+            written.push(Written::Decision(Arc::new(patched)));
         }
         Ok(())
     }

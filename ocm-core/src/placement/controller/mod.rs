@@ -368,7 +368,7 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
         index.release(&key);
         for write in written {
             match write {
-                bind::Written::Decision(decision) => index.wrote(Arc::new(decision)),
+                bind::Written::Decision(decision) => index.wrote(decision),
                 bind::Written::Deleted(decision) => index.deleted(&decision),
             }
         }
