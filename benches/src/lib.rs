@@ -11,9 +11,11 @@
 //! | [`fleet`] | the fleet simulator run of the `fleet-sim` binary ([`ocm_testkit::sim`]) |
 //! | [`work`] | the work-distribution harness of the `work-load` binary |
 //! | [`placement`] | the placement harness of the `placement-load` binary (upstream's placement benchmark shapes) |
+//! | [`cli`] | what the harness binaries share: logging set-up, the hub-controllers child mode |
 //! | [`audit`] | tallying a control plane's audit log (shared by `join`, `work` and `placement`) |
 
 pub mod audit;
+pub mod cli;
 pub mod fleet;
 pub mod join;
 pub mod load;

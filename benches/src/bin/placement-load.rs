@@ -25,15 +25,6 @@ use ocm_benches::placement::{Options, run_blocking};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-}
-
 /// The child mode: our placement controller until standard input closes.
 fn run_controller(kubeconfig: &std::path::Path, workers: Option<u16>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -54,7 +45,7 @@ fn run_controller(kubeconfig: &std::path::Path, workers: Option<u16>) -> ExitCod
 
 fn main() -> ExitCode {
     let options = Options::parse();
-    init_logging();
+    ocm_benches::cli::init_logging();
     if let Some(kubeconfig) = &options.run_placement_controller {
         return run_controller(kubeconfig, options.placement_workers);
     }

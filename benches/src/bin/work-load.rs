@@ -25,15 +25,6 @@ use ocm_benches::work::{Options, run_blocking};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-}
-
 /// The child mode: our work agent until standard input closes.
 fn run_agent(inputs: &AgentInputs) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -54,7 +45,7 @@ fn run_agent(inputs: &AgentInputs) -> ExitCode {
 
 fn main() -> ExitCode {
     let options = Options::parse();
-    init_logging();
+    ocm_benches::cli::init_logging();
     if let (Some(hub), Some(spoke), Some(cluster)) = (
         &options.agent_hub_kubeconfig,
         &options.agent_spoke_kubeconfig,
