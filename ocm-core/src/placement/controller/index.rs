@@ -111,7 +111,7 @@ impl DecisionIndex {
 
     /// Records a created or changed decision.
     pub fn apply(&mut self, decision: Arc<PlacementDecision>) {
-        self.forget(&decision);
+        self.delete(&decision);
         let key = key_of(&decision);
         let clusters: Vec<String> = decision.cluster_names().map(str::to_string).collect();
         for cluster in &clusters {
@@ -134,10 +134,6 @@ impl DecisionIndex {
 
     /// Forgets a deleted decision.
     pub fn delete(&mut self, decision: &PlacementDecision) {
-        self.forget(decision);
-    }
-
-    fn forget(&mut self, decision: &PlacementDecision) {
         let key = key_of(decision);
         if let Some(counted) = self.counted.remove(&key) {
             for cluster in &counted.clusters {
@@ -173,7 +169,7 @@ impl DecisionIndex {
     /// Forgets a decision this controller deleted; `decision` is the version it deleted.
     pub fn deleted(&mut self, decision: &PlacementDecision) {
         self.deleted.insert(key_of(decision), decision.resource_version());
-        self.forget(decision);
+        self.delete(decision);
     }
 
     /// Follows a watch event of the decisions, once the reflector has applied it to `store`.
@@ -192,7 +188,7 @@ impl DecisionIndex {
             }
             watcher::Event::Delete(d) => {
                 self.deleted.remove(&key_of(d));
-                self.forget(d);
+                self.delete(d);
             }
             watcher::Event::InitDone => {
                 let reservations = std::mem::take(&mut self.reservations);
