@@ -179,6 +179,7 @@ impl Writer<'_> {
         let decisions =
             |d: &PlacementDecision| d.status.as_ref().map(|s| s.decisions.clone()).unwrap_or_default();
         let wanted = decisions(&desired);
+        let mut current = current;
         if decisions(&current) != wanted {
             let patch = json!({
                 "metadata": {"uid": current.metadata.uid, "resourceVersion": current.metadata.resource_version},
@@ -191,10 +192,12 @@ impl Writer<'_> {
                     decision: name.clone(),
                     source,
                 })?;
-            written.push(Written::Decision(Arc::new(patched)));
-            // As upstream, the labels wait for the next round when the status changed.
             self.decision_events(placement, &current, schedule).await;
-            return Ok(());
+            // Upstream leaves the labels to the next round (the echo of this write schedules the
+            // placement again); this controller does not schedule again on its own writes, so
+            // the labels follow in the same round, from the version just written.
+            current = Arc::new(patched);
+            written.push(Written::Decision(current.clone()));
         }
         let labels = desired.labels();
         if current.labels() != labels {

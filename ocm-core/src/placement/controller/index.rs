@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use kube::ResourceExt;
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use ocm_api::cluster::v1beta1::PlacementDecision;
 use ocm_api::names::labels::PLACEMENT;
@@ -135,23 +135,45 @@ impl DecisionIndex {
     /// Forgets a deleted decision.
     pub fn delete(&mut self, decision: &PlacementDecision) {
         let key = key_of(decision);
-        if let Some(counted) = self.counted.remove(&key) {
+        let counted = self.counted.remove(&key);
+        if let Some(counted) = &counted {
             for cluster in &counted.clusters {
                 self.count(cluster, -1, 0);
             }
         }
-        // The placement label may have changed since: look in every placement of the namespace
-        // only when the labelled one does not hold it.
-        let labelled = owner(decision).and_then(|p| self.by_placement.get_mut(&p));
-        let removed = labelled.is_some_and(|m| m.remove(&key.1).is_some());
-        if !removed {
-            for (placement, decisions) in &mut self.by_placement {
-                if placement.0 == key.0 {
-                    decisions.remove(&key.1);
-                }
-            }
+        // The placement label may have changed since it was counted: then look in every placement
+        // of the namespace (a decision never counted is in none).
+        if counted.is_none() {
+            return;
         }
-        self.by_placement.retain(|_, m| !m.is_empty());
+        let labelled = owner(decision);
+        if let Some(placement) = &labelled
+            && self.forget(placement, &key.1)
+        {
+            return;
+        }
+        let others: Vec<PlacementKey> = self
+            .by_placement
+            .iter()
+            .filter(|(p, m)| p.0 == key.0 && m.contains_key(&key.1))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for placement in others {
+            self.forget(&placement, &key.1);
+        }
+    }
+
+    /// Removes decision `name` from `placement`'s, and the placement when it has none left;
+    /// whether it was there.
+    fn forget(&mut self, placement: &PlacementKey, name: &str) -> bool {
+        let Some(decisions) = self.by_placement.get_mut(placement) else {
+            return false;
+        };
+        let removed = decisions.remove(name).is_some();
+        if decisions.is_empty() {
+            self.by_placement.remove(placement);
+        }
+        removed
     }
 
     /// Records a decision as the API server returned it from this controller's write, unless the
@@ -172,8 +194,15 @@ impl DecisionIndex {
         self.delete(decision);
     }
 
-    /// Follows a watch event of the decisions, once the reflector has applied it to `store`.
-    pub fn on_event(&mut self, event: &watcher::Event<PlacementDecision>, store: &Store<PlacementDecision>) {
+    /// Follows a watch event of the decisions, once the reflector has applied it to `store`, and
+    /// tells whether it is news: `false` for an event the index already holds (the echo of this
+    /// controller's own write, or of its own deletion) or an older one, which need not schedule the
+    /// placement again.
+    pub fn on_event(
+        &mut self,
+        event: &watcher::Event<PlacementDecision>,
+        store: &Store<PlacementDecision>,
+    ) -> bool {
         match event {
             watcher::Event::Apply(d) => {
                 let key = key_of(d);
@@ -181,14 +210,23 @@ impl DecisionIndex {
                 let held = self.counted.get(&key).and_then(|c| c.resource_version.as_deref());
                 let deleted = self.deleted.get(&key).map(Option::as_deref);
                 if is_older(rv, held) || deleted.is_some_and(|at| !is_older(at, rv)) {
-                    return;
+                    return false;
+                }
+                if rv.is_some() && rv == held {
+                    return false;
                 }
                 self.deleted.remove(&key);
-                self.apply(Arc::new(d.clone()));
+                // The reflector's copy of this version, rather than a second one.
+                let stored = store
+                    .get(&ObjectRef::from_obj(d))
+                    .filter(|s| s.metadata.resource_version == d.metadata.resource_version);
+                self.apply(stored.unwrap_or_else(|| Arc::new(d.clone())));
+                true
             }
             watcher::Event::Delete(d) => {
-                self.deleted.remove(&key_of(d));
+                let ours = self.deleted.remove(&key_of(d)).is_some();
                 self.delete(d);
+                !ours
             }
             watcher::Event::InitDone => {
                 let reservations = std::mem::take(&mut self.reservations);
@@ -197,8 +235,9 @@ impl DecisionIndex {
                     self.hold(&reservation, 1);
                     self.reservations.insert(key, reservation);
                 }
+                false
             }
-            watcher::Event::Init | watcher::Event::InitApply(_) => {}
+            watcher::Event::Init | watcher::Event::InitApply(_) => false,
         }
     }
 
@@ -418,5 +457,31 @@ mod tests {
             &store,
         );
         assert_eq!(count(&index, "c3"), Some(1));
+    }
+
+    #[test]
+    fn echoes_of_own_writes_and_deletions_are_not_news() {
+        let mut index = DecisionIndex::default();
+        let store = kube::runtime::reflector::store::<PlacementDecision>().0;
+        let created = at_version(decision("ns", "a", 1, &["c1"]), 3);
+        let patched = at_version(decision("ns", "a", 1, &["c1", "c2"]), 4);
+        index.wrote(Arc::new(created.clone()));
+        index.wrote(Arc::new(patched.clone()));
+        assert!(!index.on_event(&watcher::Event::Apply(created), &store));
+        assert!(!index.on_event(&watcher::Event::Apply(patched.clone()), &store));
+        // Someone else's change is news, and so is its deletion.
+        let theirs = at_version(decision("ns", "a", 1, &["c3"]), 5);
+        assert!(index.on_event(&watcher::Event::Apply(theirs.clone()), &store));
+        assert_eq!((count(&index, "c1"), count(&index, "c3")), (None, Some(1)));
+        assert!(index.on_event(&watcher::Event::Delete(theirs.clone()), &store));
+        // The deletion this controller made is not.
+        index.on_event(
+            &watcher::Event::Apply(at_version(decision("ns", "b", 1, &["c1"]), 6)),
+            &store,
+        );
+        let b = at_version(decision("ns", "b", 1, &["c1"]), 6);
+        index.deleted(&b);
+        assert!(!index.on_event(&watcher::Event::Delete(b), &store));
+        assert_eq!(count(&index, "c1"), None);
     }
 }

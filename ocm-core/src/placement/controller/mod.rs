@@ -12,6 +12,7 @@
 //! retry until something changes; failed writes are retried with per-placement backoff.
 
 mod bind;
+mod flight;
 mod index;
 mod triggers;
 
@@ -35,6 +36,8 @@ use tokio::sync::Semaphore;
 
 pub use bind::{EVENTS_IN_FLIGHT, desired_status, score_message};
 pub use index::{DecisionIndex, PlacementKey, is_older};
+
+use flight::{Flights, Writes};
 
 use crate::metrics::ControllerMetrics;
 use crate::placement::schedule::{self, Code, Fleet, ScheduleError, ScoreSource};
@@ -140,8 +143,11 @@ struct Context {
     decisions: Store<PlacementDecision>,
     index: Arc<Mutex<DecisionIndex>>,
     /// Placements as this controller's last status patch returned them, until the placement
-    /// cache holds that version (a placement scheduled again before then patches from it).
-    patched: Mutex<HashMap<PlacementKey, Arc<Placement>>>,
+    /// cache holds that version (a placement scheduled again before then patches from it, and
+    /// the watch event of that version is not scheduled again: [`is_echo`]).
+    patched: Arc<Mutex<HashMap<PlacementKey, Arc<Placement>>>>,
+    /// The placements being scheduled and written, and the events of them seen meanwhile.
+    flights: Arc<Flights>,
     events: Arc<Semaphore>,
     backoff: Backoff,
     metrics: ControllerMetrics,
@@ -210,10 +216,31 @@ where
 {
     let (store, writer) = reflector::store::<K>();
     let api: Api<K> = Api::all(client.clone());
-    let stream = reflector(writer, watcher(api, watcher::Config::default()))
-        .default_backoff()
-        .filter_map(|event| futures::future::ready(event.ok()));
+    let stream = reflector(
+        writer,
+        watcher(api, watcher::Config::default()).modify(|o| o.meta_mut().managed_fields = None),
+    )
+    .default_backoff()
+    .filter_map(|event| futures::future::ready(event.ok()));
     (store, stream)
+}
+
+/// Whether the watch event of `placement` is the echo of this controller's own status patch
+/// (nothing the scheduling reads has changed). The overlay entry is dropped once the cache holds
+/// that version or a newer one.
+fn is_echo(patched: &Mutex<HashMap<PlacementKey, Arc<Placement>>>, placement: &Placement) -> bool {
+    let key = (placement.namespace().unwrap_or_default(), placement.name_any());
+    let mut patched = patched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(ours) = patched.get(&key) else {
+        return false;
+    };
+    let seen = placement.resource_version();
+    let held = ours.resource_version();
+    if is_older(seen.as_deref(), held.as_deref()) {
+        return false;
+    }
+    patched.remove(&key);
+    seen.is_some() && seen == held
 }
 
 /// A stream of object refs from a stream of lists.
@@ -233,8 +260,27 @@ pub async fn run(
     options: PlacementOptions,
     metrics: ControllerMetrics,
 ) -> Result<(), PlacementError> {
-    let placements: Api<Placement> = Api::all(client.clone());
-    let controller = Controller::new(placements, watcher::Config::default())
+    let patched: Arc<Mutex<HashMap<PlacementKey, Arc<Placement>>>> = Arc::default();
+    let (placement_store, placement_writer) = reflector::store::<Placement>();
+    let flights = Arc::new(Flights::default());
+    let echoes = patched.clone();
+    let placement_flights = flights.clone();
+    let placements = watcher(Api::<Placement>::all(client.clone()), watcher::Config::default())
+        .modify(|p| p.metadata.managed_fields = None)
+        .default_backoff()
+        .reflect(placement_writer)
+        .applied_objects()
+        .filter(move |placement| {
+            let news = placement.as_ref().map_or(true, |p| {
+                !is_echo(&echoes, p)
+                    && !placement_flights.hold_placement(
+                        &(p.namespace().unwrap_or_default(), p.name_any()),
+                        p.resource_version(),
+                    )
+            });
+            futures::future::ready(news)
+        });
+    let controller = Controller::for_stream(placements, placement_store)
         .with_config(ControllerConfig::default().concurrency(options.workers));
     let (clusters, cluster_events) = watched::<ManagedCluster>(&client);
     let (sets, set_events) = watched::<ManagedClusterSet>(&client);
@@ -272,12 +318,26 @@ pub async fn run(
     }));
     let decision_index = index.clone();
     let decision_store = decisions.clone();
+    let decision_flights = flights.clone();
     let decision_triggers = decision_events.filter_map(move |e| {
-        decision_index
+        let news = decision_index
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .on_event(&e, &decision_store);
-        futures::future::ready(triggers::touched(&e).and_then(triggers::for_decision))
+        let trigger = match &e {
+            watcher::Event::Apply(d) | watcher::Event::Delete(d) if news => {
+                triggers::for_decision(d).filter(|placement| {
+                    let key = (
+                        placement.namespace.clone().unwrap_or_default(),
+                        placement.name.clone(),
+                    );
+                    let deleted = matches!(e, watcher::Event::Delete(_));
+                    !decision_flights.hold_decision(&key, &d.name_any(), d.resource_version(), deleted)
+                })
+            }
+            _ => None,
+        };
+        futures::future::ready(trigger)
     });
     let resync = options.resync;
     let periodic = futures::stream::unfold((), move |()| async move {
@@ -301,7 +361,8 @@ pub async fn run(
         scores_store,
         decisions,
         index,
-        patched: Mutex::new(HashMap::new()),
+        patched,
+        flights,
         events: Arc::new(Semaphore::new(EVENTS_IN_FLIGHT)),
         backoff: Backoff::default(),
         metrics,
@@ -325,6 +386,7 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
     let namespace = placement.namespace().unwrap_or_default();
     let name = placement.name_any();
     let key: PlacementKey = (namespace.clone(), name.clone());
+    let flight = ctx.flights.start(key.clone());
     let placement = ctx.newest(&key, placement);
     let clusters = ctx.clusters.state();
     let sets = ctx.sets.state();
@@ -363,23 +425,34 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
     };
     let mut written = Vec::new();
     let bound = writer.bind(&placement, &result, &existing, &mut written).await;
+    let mut writes = Writes::default();
     {
         let mut index = ctx.index();
         index.release(&key);
         for write in written {
             match write {
-                bind::Written::Decision(decision) => index.wrote(decision),
-                bind::Written::Deleted(decision) => index.deleted(&decision),
+                bind::Written::Decision(decision) => {
+                    writes
+                        .decisions
+                        .insert((decision.name_any(), decision.resource_version()));
+                    index.wrote(decision);
+                }
+                bind::Written::Deleted(decision) => {
+                    writes.deleted.insert(decision.name_any());
+                    index.deleted(&decision);
+                }
             }
         }
     }
     bound?;
     if let Some(patched) = writer.status(&placement, &result).await? {
+        writes.placement = Some(patched.resource_version());
         ctx.patched
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(key, Arc::new(patched));
     }
+    let changed_meanwhile = flight.land(&writes);
     ctx.metrics.reconciled(CONTROLLER_NAME, true);
     ctx.backoff.succeeded(&format!("{namespace}/{name}"));
     if result.status.code == Code::Error {
@@ -388,6 +461,9 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
             plugin: result.status.plugin,
             message: result.status.message,
         });
+    }
+    if changed_meanwhile {
+        return Ok(Action::requeue(Duration::ZERO));
     }
     Ok(result
         .requeue_after
