@@ -8,8 +8,14 @@
 //! written from. A write is serialized once, under the lock: the same bytes go to redb (when
 //! configured), into the index and into the history.
 //!
-//! Writers take one mutex, persist (when configured) and commit in memory in the same critical
-//! section, append the change to the history and publish the new revision on a `watch` channel.
+//! Writers take one mutex, commit in memory and append the change to the history in the same
+//! critical section, and publish the new revision on a `watch` channel. With persistence, the
+//! change is also queued for the flush thread (`super::flush`), and the revision is published,
+//! and the write acknowledged, once the thread has committed it durably with the others queued
+//! beside it (group commit). Until then the write is invisible: watches stop at the durable
+//! revision, and a read that would return it waits for it (a failed durable commit fails those
+//! writes and reads and every later write: the storage must be reopened, as etcd stops on a
+//! failed backend commit).
 //! Watchers never hold a queue of their own: each keeps a cursor into the shared history and reads
 //! forward when the revision moves, so a writer never waits for a watcher. A watcher that falls
 //! behind the retained history (the history is bounded) gets `ReadExpired` and is closed.
@@ -21,13 +27,16 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use futures::future::BoxFuture;
 use futures::stream::{self, StreamExt};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::flush::{self, Durability, Queued};
 use super::persist::Persist;
 use super::{
     EncodedList, Event, EventType, ListResult, Result, Storage, StorageError, Stored, StoredBytes, WatchItem,
@@ -105,13 +114,28 @@ struct Inner {
     horizon: u64,
     /// Reads at revisions up to this one expire even where the history still has them.
     read_horizon: u64,
-    persist: Option<Persist>,
 }
 
 struct Shared {
     inner: Mutex<Inner>,
-    notify: watch::Sender<u64>,
+    /// What reads, watches and acknowledgements may show.
+    durability: Arc<Durability>,
     capacity: usize,
+    /// The flush thread's queue (`None` without persistence); written under `inner`, so in
+    /// revision order.
+    flush: Option<Sender<Queued>>,
+    flusher: Option<JoinHandle<()>>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Close the queue, then wait for the thread, so that the database is closed when the
+        // storage is gone (it may be reopened at once). The thread holds no `Shared`.
+        self.flush.take();
+        if let Some(flusher) = self.flusher.take() {
+            flusher.join().ok();
+        }
+    }
 }
 
 /// In-memory [`Storage`] with bounded history and optional redb persistence.
@@ -183,7 +207,7 @@ impl MemoryStorage {
     pub fn open(options: MemoryStorageOptions) -> Result<Self> {
         let mut objects = BTreeMap::new();
         let mut rv = 0;
-        let persist = match &options.database {
+        let persist: Option<Persist> = match &options.database {
             Some(path) => {
                 let (persist, loaded_rv) = Persist::open(path, |key, bytes| {
                     let object_rv = rv_of_bytes(key, bytes)?;
@@ -201,7 +225,15 @@ impl MemoryStorage {
             }
             None => None,
         };
-        let (notify, _) = watch::channel(rv);
+        let durability = Durability::new(rv);
+        let (flush, flusher) = match persist {
+            Some(persist) => {
+                let (queue, queued) = mpsc::channel();
+                let flusher = flush::spawn(persist, queued, durability.clone())?;
+                (Some(queue), Some(flusher))
+            }
+            None => (None, None),
+        };
         Ok(Self {
             shared: Arc::new(Shared {
                 inner: Mutex::new(Inner {
@@ -210,17 +242,17 @@ impl MemoryStorage {
                     rv,
                     horizon: rv,
                     read_horizon: 0,
-                    persist,
                 }),
-                notify,
+                durability,
                 capacity: options.history_capacity.max(1),
+                flush,
+                flusher,
             }),
         })
     }
 
     /// A purely in-memory storage with default options.
     pub fn in_memory() -> Self {
-        let (notify, _) = watch::channel(0);
         Self {
             shared: Arc::new(Shared {
                 inner: Mutex::new(Inner {
@@ -229,10 +261,11 @@ impl MemoryStorage {
                     rv: 0,
                     horizon: 0,
                     read_horizon: 0,
-                    persist: None,
                 }),
-                notify,
+                durability: Durability::new(0),
                 capacity: MemoryStorageOptions::default().history_capacity,
+                flush: None,
+                flusher: None,
             }),
         }
     }
@@ -249,6 +282,9 @@ impl MemoryStorage {
         expected: Option<u64>,
     ) -> Result<Stored> {
         let mut inner = self.lock();
+        if let Some(failed) = self.shared.durability.failed() {
+            return Err(StorageError::Persist(failed));
+        }
         let current = inner.objects.get(key).cloned();
         match (&kind, &current) {
             (EventType::Added, Some(_)) => {
@@ -277,10 +313,14 @@ impl MemoryStorage {
         };
         set_resource_version(&mut object, rv);
         let bytes = serialize(key, &object)?;
-        if let Some(persist) = &inner.persist {
-            match kind {
-                EventType::Deleted => persist.delete(key, rv)?,
-                _ => persist.put(key, &bytes, rv)?,
+        if let Some(queue) = &self.shared.flush {
+            let queued = Queued {
+                key: key.to_string(),
+                bytes: (kind != EventType::Deleted).then(|| bytes.clone()),
+                rv,
+            };
+            if queue.send(queued).is_err() {
+                return Err(StorageError::Persist("the flush thread stopped".to_string()));
             }
         }
         inner.rv = rv;
@@ -318,10 +358,22 @@ impl MemoryStorage {
             }
         }
         drop(inner);
-        self.shared.notify.send_replace(rv);
+        if self.shared.flush.is_none() {
+            self.shared.durability.land(rv, Ok(()));
+        }
         Ok(Stored {
             rv,
             object: Arc::new(object),
+        })
+    }
+
+    /// A write's (or a read's) result once revision `rv` is durable.
+    fn when_durable<T: Send + 'static>(&self, rv: u64, result: Result<T>) -> BoxFuture<'static, Result<T>> {
+        let durability = self.shared.durability.clone();
+        Box::pin(async move {
+            let value = result?;
+            durability.wait(rv).await?;
+            Ok(value)
         })
     }
 
@@ -453,11 +505,17 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
                 };
                 return Some((Err(err), st));
             }
-            if inner.rv > st.cursor {
+            let durable = shared.durability.durable();
+            if durable > st.cursor {
                 let start = inner.history.partition_point(|c| c.rv <= st.cursor);
                 let mut last = st.cursor;
                 let mut matched = false;
-                for change in inner.history.range(start..).take(SCAN_BATCH) {
+                for change in inner
+                    .history
+                    .range(start..)
+                    .take_while(|c| c.rv <= durable)
+                    .take(SCAN_BATCH)
+                {
                     last = change.rv;
                     if change.key.starts_with(&st.prefix) {
                         matched = true;
@@ -479,7 +537,13 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
 
 impl Storage for MemoryStorage {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Stored>>> {
-        let found = self.lock().objects.get(key).cloned();
+        let (found, rv) = {
+            let inner = self.lock();
+            let found = inner.objects.get(key).cloned();
+            // Not found may be a deletion not yet durable: wait for everything applied.
+            let rv = found.as_ref().map_or(inner.rv, |f| f.rv);
+            (found, rv)
+        };
         let result = found
             .map(|stored| {
                 Ok(Stored {
@@ -488,22 +552,25 @@ impl Storage for MemoryStorage {
                 })
             })
             .transpose();
-        Box::pin(async move { result })
+        self.when_durable(rv, result)
     }
 
     fn list<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<ListResult>> {
         let result = self.list_now(prefix, at);
-        Box::pin(async move { result })
+        let rv = result.as_ref().map_or(0, |l| l.rv);
+        self.when_durable(rv, result)
     }
 
     fn list_encoded<'a>(&'a self, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Result<EncodedList>> {
         let result = self.list_bytes(prefix, at);
-        Box::pin(async move { result })
+        let rv = result.as_ref().map_or(0, |l| l.rv);
+        self.when_durable(rv, result)
     }
 
     fn create<'a>(&'a self, key: &'a str, object: Value) -> BoxFuture<'a, Result<Stored>> {
         let result = self.commit(key, EventType::Added, Some(object), None);
-        Box::pin(async move { result })
+        let rv = result.as_ref().map_or(0, |s| s.rv);
+        self.when_durable(rv, result)
     }
 
     fn update<'a>(
@@ -513,12 +580,14 @@ impl Storage for MemoryStorage {
         expected: Option<u64>,
     ) -> BoxFuture<'a, Result<Stored>> {
         let result = self.commit(key, EventType::Modified, Some(object), expected);
-        Box::pin(async move { result })
+        let rv = result.as_ref().map_or(0, |s| s.rv);
+        self.when_durable(rv, result)
     }
 
     fn delete<'a>(&'a self, key: &'a str, expected: Option<u64>) -> BoxFuture<'a, Result<Stored>> {
         let result = self.commit(key, EventType::Deleted, None, expected);
-        Box::pin(async move { result })
+        let rv = result.as_ref().map_or(0, |s| s.rv);
+        self.when_durable(rv, result)
     }
 
     fn watch<'a>(&'a self, prefix: &'a str, from: u64) -> BoxFuture<'a, Result<WatchStream>> {
@@ -539,7 +608,7 @@ impl Storage for MemoryStorage {
                 prefix: prefix.to_string(),
                 cursor: from,
                 pending: VecDeque::new(),
-                rx: self.shared.notify.subscribe(),
+                rx: self.shared.durability.subscribe(),
                 done: false,
             };
             Ok(stream::unfold(state, next_item).boxed())
@@ -549,7 +618,7 @@ impl Storage for MemoryStorage {
     }
 
     fn current_rv(&self) -> u64 {
-        self.lock().rv
+        self.shared.durability.durable()
     }
 
     fn oldest_rv(&self) -> u64 {
@@ -565,7 +634,7 @@ impl Storage for MemoryStorage {
         inner.horizon = inner.horizon.max(rv);
         drop(inner);
         // Wake watchers so that those behind the new horizon notice.
-        self.shared.notify.send_modify(|_| {});
+        self.shared.durability.poke();
     }
 
     fn compact_reads(&self, rv: u64) {
@@ -794,5 +863,39 @@ mod tests {
             s.watch("/g/r/", 1).await.err(),
             Some(StorageError::ReadExpired { .. })
         ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_are_committed_together_and_survive_a_reopen() {
+        use futures::StreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let options = MemoryStorageOptions {
+            history_capacity: 1000,
+            database: Some(dir.path().join("state.redb")),
+        };
+        {
+            let s = MemoryStorage::open(options.clone()).unwrap();
+            let mut watch = s.watch("/g/r/", 0).await.unwrap();
+            let writes = (0..200).map(|i| {
+                let s = s.clone();
+                tokio::spawn(async move { s.create(&format!("/g/r/ns/o{i:03}"), obj("o")).await })
+            });
+            let written = futures::future::join_all(writes).await;
+            let mut rvs: Vec<u64> = written.into_iter().map(|w| w.unwrap().unwrap().rv).collect();
+            rvs.sort_unstable();
+            assert_eq!(rvs, (1..=200).collect::<Vec<_>>());
+            // Every acknowledged write is visible to reads and watches.
+            assert_eq!(s.current_rv(), 200);
+            assert_eq!(s.list("/g/r/", None).await.unwrap().items.len(), 200);
+            let mut seen = 0;
+            while seen < 200 {
+                if let Some(Ok(WatchItem::Event(_))) = watch.next().await {
+                    seen += 1;
+                }
+            }
+        }
+        let s = MemoryStorage::open(options).unwrap();
+        assert_eq!(s.current_rv(), 200);
+        assert_eq!(s.list("/g/r/", None).await.unwrap().items.len(), 200);
     }
 }

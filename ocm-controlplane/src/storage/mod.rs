@@ -10,6 +10,7 @@
 //! [`Storage`] later; the trait is object safe and its methods return boxed futures.
 
 mod encoded;
+mod flush;
 mod memory;
 mod persist;
 

@@ -1,12 +1,13 @@
 //! Durable persistence of the in-memory storage in a redb database.
 //!
 //! One table maps keys to JSON bytes (the same bytes the in-memory index keeps), another holds
-//! the revision counter. Every write is one redb
-//! transaction committed (durably) before the in-memory commit is acknowledged, so a process killed
-//! after acknowledging a write finds it again on the next start.
+//! the revision counter. Writes are committed (durably) in batches by the flush thread
+//! (`super::flush`) before they are acknowledged, so a process killed after acknowledging a write
+//! finds it again on the next start.
 
 use std::path::Path;
 
+use super::flush::Queued;
 use super::{Result, StorageError};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 
@@ -63,24 +64,20 @@ impl Persist {
         Ok((Self { db }, rv))
     }
 
-    /// Durably stores `bytes` under `key` and the revision counter.
-    pub(super) fn put(&self, key: &str, bytes: &[u8], rv: u64) -> Result<()> {
+    /// Durably stores a batch of writes (`None` removes the key) and the revision counter, in
+    /// one transaction.
+    pub(super) fn write_batch(&self, batch: &[Queued], rv: u64) -> Result<()> {
         let txn = self.db.begin_write().map_err(persist_err)?;
         {
             let mut objects = txn.open_table(OBJECTS).map_err(persist_err)?;
-            objects.insert(key, bytes).map_err(persist_err)?;
-            let mut meta = txn.open_table(META).map_err(persist_err)?;
-            meta.insert(RV_KEY, rv).map_err(persist_err)?;
-        }
-        txn.commit().map_err(persist_err)
-    }
-
-    /// Durably removes `key` and stores the revision counter.
-    pub(super) fn delete(&self, key: &str, rv: u64) -> Result<()> {
-        let txn = self.db.begin_write().map_err(persist_err)?;
-        {
-            let mut objects = txn.open_table(OBJECTS).map_err(persist_err)?;
-            objects.remove(key).map_err(persist_err)?;
+            for write in batch {
+                match &write.bytes {
+                    Some(bytes) => objects
+                        .insert(write.key.as_str(), &bytes[..])
+                        .map_err(persist_err)?,
+                    None => objects.remove(write.key.as_str()).map_err(persist_err)?,
+                };
+            }
             let mut meta = txn.open_table(META).map_err(persist_err)?;
             meta.insert(RV_KEY, rv).map_err(persist_err)?;
         }
