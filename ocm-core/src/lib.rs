@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`addon`] | the hub's general add-on manager: ManagedClusterAddOns owned by their ClusterManagementAddOn |
 //! | [`crds`] | installing the OCM CRDs of a hub or a managed cluster (server-side apply, wait for Established) |
+//! | [`events`] | publishing Kubernetes events, with series, at fleet scale |
 //! | [`klusterlet`] | the registration and work agents of a managed cluster run together, as upstream's klusterlet in singleton mode |
 //! | [`metrics`] | Prometheus counters of reconciliations by controller and result |
 //! | [`placement`] | the placement scheduler: its pure core and its controller |
@@ -19,6 +20,7 @@
 
 pub mod addon;
 pub mod crds;
+pub mod events;
 pub mod klusterlet;
 pub mod metrics;
 pub mod placement;

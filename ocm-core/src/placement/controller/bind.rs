@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::events::EventRecorder;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::{Api, Resource, ResourceExt};
 use ocm_api::cluster::v1beta1::{Placement, PlacementDecision, PlacementStatus};
 use ocm_api::conditions;
@@ -36,7 +37,7 @@ pub struct Writer<'a> {
     /// The hub client.
     pub client: &'a kube::Client,
     /// The event recorder.
-    pub recorder: &'a Recorder,
+    pub recorder: &'a EventRecorder,
     /// Slots for events being published: events are published beside the writes, not before
     /// the next one (a placement's writes do not wait for its events).
     pub events: &'a Arc<Semaphore>,

@@ -20,10 +20,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::events::EventRecorder;
 use futures::{Stream, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::controller::{Action, Config as ControllerConfig};
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
 use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, Resource, ResourceExt};
@@ -134,7 +135,7 @@ pub enum PlacementError {
 
 struct Context {
     client: kube::Client,
-    recorder: Recorder,
+    recorder: EventRecorder,
     clusters: Store<ManagedCluster>,
     sets: Store<ManagedClusterSet>,
     bindings: Store<ManagedClusterSetBinding>,
@@ -346,7 +347,7 @@ pub async fn run(
     });
 
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(
+        recorder: EventRecorder::new(
             client.clone(),
             Reporter {
                 controller: CONTROLLER_NAME.to_string(),

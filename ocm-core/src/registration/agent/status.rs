@@ -239,7 +239,8 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
 /// Records the change of Available as an `events.k8s.io` Event in the cluster namespace on the
 /// hub (reporting controller `klusterlet-agent`): Normal `Available` or Warning `Unavailable`.
 async fn publish_available_event(agent: &Agent, hub: &kube::Client, status: &ManagedClusterStatus) {
-    use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+    use crate::events::EventRecorder;
+    use kube::runtime::events::{Event, EventType, Reporter};
     let available = conditions::is_true(
         status.conditions.as_deref().unwrap_or_default(),
         managed_cluster::AVAILABLE,
@@ -257,7 +258,7 @@ async fn publish_available_event(agent: &Agent, hub: &kube::Client, status: &Man
             format!("The managed cluster ({}) is unavailable.", agent.cluster),
         )
     };
-    let recorder = Recorder::new(
+    let recorder = EventRecorder::new(
         hub.clone(),
         Reporter {
             controller: "klusterlet-agent".into(),

@@ -12,13 +12,13 @@
 
 use std::sync::Arc;
 
+use crate::events::EventRecorder;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -99,7 +99,7 @@ pub enum AcceptError {
 struct Context {
     client: kube::Client,
     options: HubOptions,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
     /// The clusters' namespaces and RBAC as last seen (see [`super::cluster_cache`]).

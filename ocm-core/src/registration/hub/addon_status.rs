@@ -13,12 +13,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::EventRecorder;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Resource, ResourceExt};
 use ocm_api::addon::v1beta1::ManagedClusterAddOn;
@@ -118,7 +119,7 @@ pub fn feature_label_changes(
 struct Context {
     client: kube::Client,
     options: AddonStatusOptions,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: ControllerMetrics,
     /// Every ManagedClusterAddOn (the shared informer's store).
     addons: Store<ManagedClusterAddOn>,
@@ -148,7 +149,7 @@ pub(crate) fn controller(
     informers: &HubInformers,
 ) -> impl Future<Output = Result<(), AddonStatusError>> + Send + 'static {
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(
+        recorder: EventRecorder::new(
             client.clone(),
             Reporter {
                 controller: "registration-controller".to_string(),

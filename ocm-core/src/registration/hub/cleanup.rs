@@ -16,13 +16,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::EventRecorder;
 use futures::{Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{GroupVersionKind, PartialObjectMeta};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Resource, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -233,7 +234,7 @@ async fn clean_namespace(
 struct Context {
     client: kube::Client,
     options: CleanupOptions,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: ControllerMetrics,
     /// Every ManagedCluster (the shared informer's store).
     clusters: Store<ManagedCluster>,
@@ -262,7 +263,7 @@ pub(crate) fn controller(
     informers: &HubInformers,
 ) -> impl Future<Output = Result<(), CleanupError>> + Send + 'static {
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(
+        recorder: EventRecorder::new(
             client.clone(),
             Reporter {
                 controller: "registration-controller".to_string(),

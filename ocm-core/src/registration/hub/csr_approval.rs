@@ -17,13 +17,13 @@
 
 use std::sync::Arc;
 
+use crate::events::EventRecorder;
 use futures::StreamExt;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestCondition};
 use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::Recorder;
 use kube::runtime::{Controller, WatchStreamExt, reflector, watcher};
 use ocm_api::names::{labels, subjects};
 use x509_parser::prelude::FromDer;
@@ -133,7 +133,7 @@ pub fn is_terminal(csr: &CertificateSigningRequest) -> bool {
 struct Context {
     client: kube::Client,
     options: HubOptions,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
 }

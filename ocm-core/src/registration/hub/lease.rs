@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::events::EventRecorder;
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -20,7 +21,6 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::ManagedCluster;
@@ -96,7 +96,7 @@ pub enum LeaseError {
 
 struct Context {
     client: kube::Client,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
     /// The renewTime (and skip annotation) last checked for clock sync, per cluster.

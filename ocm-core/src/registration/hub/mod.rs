@@ -32,9 +32,10 @@ use std::fmt::Debug;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::events::EventRecorder;
 use futures::future::BoxFuture;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -224,8 +225,8 @@ pub(crate) fn log_failure(object: &str, error: &(dyn std::error::Error + 'static
 }
 
 /// A recorder of the hub's events.
-pub(crate) fn recorder(client: &kube::Client) -> Recorder {
-    Recorder::new(
+pub(crate) fn recorder(client: &kube::Client) -> EventRecorder {
+    EventRecorder::new(
         client.clone(),
         Reporter {
             controller: FIELD_MANAGER.to_string(),
@@ -237,7 +238,7 @@ pub(crate) fn recorder(client: &kube::Client) -> Recorder {
 /// Publishes an event about `object` (in `namespace` when given, e.g. a cluster's namespace for
 /// a cluster-scoped ManagedCluster); failures are logged only.
 pub(crate) async fn publish<K: Resource<DynamicType = ()>>(
-    recorder: &Recorder,
+    recorder: &EventRecorder,
     object: &K,
     namespace: Option<&str>,
     warning: bool,

@@ -9,12 +9,12 @@
 
 use std::sync::Arc;
 
+use crate::events::EventRecorder;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::events::Recorder;
 use kube::{Api, ResourceExt};
 use ocm_api::cluster::v1::{ManagedCluster, Taint, TaintEffect};
 use ocm_api::conditions::{self, Status};
@@ -88,7 +88,7 @@ pub enum TaintError {
 
 struct Context {
     client: kube::Client,
-    recorder: Recorder,
+    recorder: EventRecorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
 }

@@ -236,7 +236,7 @@ fn now() -> Time {
 
 struct Context {
     client: kube::Client,
-    recorder: kube::runtime::events::Recorder,
+    recorder: crate::events::EventRecorder,
     /// Every ManagedCluster, as last seen.
     clusters: Store<ManagedCluster>,
     /// Every ManagedClusterSet, as last seen.
@@ -283,7 +283,7 @@ pub(crate) fn controllers(
         .filter_map(move |change| futures::future::ready(set_filter.matters(&change).then_some(())));
 
     let ctx = Arc::new(Context {
-        recorder: kube::runtime::events::Recorder::new(
+        recorder: crate::events::EventRecorder::new(
             client.clone(),
             kube::runtime::events::Reporter {
                 controller: "registration-controller".to_string(),
