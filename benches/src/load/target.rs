@@ -174,9 +174,16 @@ pub async fn delete_namespace(client: &Client, name: &str) -> Result<(), LoadErr
         message,
     };
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), name);
-    cms.delete_collection(&DeleteParams::default(), &ListParams::default())
+    match cms
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
         .await
-        .map_err(|e| prepare(e.to_string()))?;
+    {
+        // kube-apiserver pages through a large collection itself, and its continue token can
+        // expire under compaction (410): the namespace's deletion removes what is left.
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 410 => {}
+        Err(e) => return Err(prepare(e.to_string())),
+    }
     let api: Api<Namespace> = Api::all(client.clone());
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),

@@ -367,7 +367,11 @@ fn run_plugins(
         i64::from(n) - i64::try_from(selected.len()).unwrap_or(i64::MAX)
     });
 
-    let requeue_after = taints::requeue_after(placement, fleet.clusters, existing, now);
+    // Upstream computes this from the decisions as they were before this round and relies on the
+    // round its own decision writes trigger; this controller does not schedule again on its own
+    // writes, so the clusters being decided now are the ones whose tolerations can expire.
+    let decided: HashSet<&str> = selected.iter().map(|c| cluster_name(c)).collect();
+    let requeue_after = taints::requeue_after(placement, fleet.clusters, &decided, now);
     PluginOutcome {
         selected,
         scores,

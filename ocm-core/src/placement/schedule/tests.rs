@@ -175,6 +175,16 @@ fn tolerated_taints_requeue_when_they_expire() {
     let s = run(&p, &world);
     assert_eq!(s.selected, ["c1"]);
     assert_eq!(s.requeue_after, Some(Duration::from_secs(20)));
+    // The first round (no decisions yet) requeues at the expiry of what it decides.
+    let first = World::with_clusters(&[]).cluster(cluster("c1").label(CLUSTER_SET, "dev").taint(
+        "k",
+        "",
+        TaintEffect::NoSelect,
+        at(-10),
+    ));
+    let s = run(&p, &first);
+    assert_eq!(s.selected, ["c1"]);
+    assert_eq!(s.requeue_after, Some(Duration::from_secs(20)));
     let later = schedule(&p, &world.own(&p), world.fleet(), at(25))
         .unwrap()
         .unwrap();
