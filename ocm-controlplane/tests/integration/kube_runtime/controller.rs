@@ -225,12 +225,17 @@ async fn controller_with_finalizer_reconciles_and_cleans_up() {
         matches!(widgets.get_opt("w1").await, Ok(None)).then_some(())
     })
     .await;
-    assert_eq!(
-        *ctx.cleaned.lock().unwrap(),
-        vec!["w1".to_string()],
-        "{:?}",
+    // Cleanup ran for w1. It can run twice: a reconcile queued while the first cleanup removed the
+    // finalizer still sees the cached object (a real kube-apiserver shows this race), cleans up
+    // again and finds the object gone when it removes the finalizer (404) — kube-runtime's
+    // finalizer helper asks for an idempotent cleanup for that reason.
+    let cleaned = ctx.cleaned.lock().unwrap().clone();
+    assert!(
+        !cleaned.is_empty() && cleaned.iter().all(|w| w == "w1"),
+        "{cleaned:?} {:?}",
         errors()
     );
+
     assert!(
         cms.get_opt("widget-w1").await.unwrap().is_none(),
         "cleanup deleted the owned ConfigMap"

@@ -1,0 +1,233 @@
+//! Tests of the in-memory storage: reads, writes, watches, history, persistence.
+use super::*;
+use serde_json::json;
+
+fn obj(name: &str) -> Value {
+    json!({"metadata": {"name": name}})
+}
+
+#[tokio::test]
+async fn compacted_reads_expire_while_watches_replay() {
+    use futures::StreamExt;
+    let s = MemoryStorage::in_memory();
+    s.create("/core/configmaps/ns/a", obj("a")).await.unwrap();
+    s.update("/core/configmaps/ns/a", obj("a"), None).await.unwrap();
+    s.update("/core/configmaps/ns/a", obj("a"), None).await.unwrap();
+    s.compact_reads(2);
+    assert!(matches!(
+        s.list("/core/configmaps/", Some(1)).await,
+        Err(StorageError::ReadExpired { .. })
+    ));
+    assert!(s.list("/core/configmaps/", Some(2)).await.is_ok());
+    let mut w = s.watch("/core/configmaps/", 1).await.unwrap();
+    assert!(matches!(w.next().await, Some(Ok(WatchItem::Event(e))) if e.rv == 2));
+}
+
+#[tokio::test]
+async fn create_get_update_delete_with_conflicts() {
+    let s = MemoryStorage::in_memory();
+    let a = s.create("/core/configmaps/ns/a", obj("a")).await.unwrap();
+    assert_eq!(a.rv, 1);
+    assert_eq!(a.object["metadata"]["resourceVersion"], "1");
+    assert!(matches!(
+        s.create("/core/configmaps/ns/a", obj("a")).await,
+        Err(StorageError::CreateAlreadyExists { .. })
+    ));
+    let b = s
+        .update("/core/configmaps/ns/a", obj("a"), Some(1))
+        .await
+        .unwrap();
+    assert_eq!(b.rv, 2);
+    assert!(matches!(
+        s.update("/core/configmaps/ns/a", obj("a"), Some(1)).await,
+        Err(StorageError::WriteConflict {
+            expected: 1,
+            actual: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.update("/core/configmaps/ns/missing", obj("x"), None).await,
+        Err(StorageError::WriteNotFound { .. })
+    ));
+    assert!(matches!(
+        s.delete("/core/configmaps/ns/a", Some(1)).await,
+        Err(StorageError::WriteConflict { .. })
+    ));
+    let d = s.delete("/core/configmaps/ns/a", Some(2)).await.unwrap();
+    assert_eq!(d.rv, 3);
+    assert_eq!(d.object["metadata"]["resourceVersion"], "3");
+    assert!(s.get("/core/configmaps/ns/a").await.unwrap().is_none());
+    assert_eq!(s.current_rv(), 3);
+}
+
+#[tokio::test]
+async fn rv_is_monotonic_and_list_is_prefix_scoped() {
+    let s = MemoryStorage::in_memory();
+    let mut last = 0;
+    for i in 0..20 {
+        let ns = if i % 2 == 0 { "a" } else { "b" };
+        let st = s
+            .create(&format!("/core/configmaps/{ns}/c{i:02}"), obj("x"))
+            .await
+            .unwrap();
+        assert!(st.rv > last);
+        last = st.rv;
+    }
+    let list = s.list("/core/configmaps/a/", None).await.unwrap();
+    assert_eq!(list.items.len(), 10);
+    assert_eq!(list.rv, 20);
+    let keys: Vec<_> = list.items.iter().map(|(k, _)| k.clone()).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+}
+
+#[tokio::test]
+async fn list_at_past_revision_rolls_back() {
+    let s = MemoryStorage::in_memory();
+    s.create("/g/r/ns/a", obj("a")).await.unwrap(); // 1
+    s.create("/g/r/ns/b", obj("b")).await.unwrap(); // 2
+    s.update("/g/r/ns/a", json!({"metadata": {"name": "a"}, "v": 2}), None)
+        .await
+        .unwrap(); // 3
+    s.delete("/g/r/ns/b", None).await.unwrap(); // 4
+    let at2 = s.list("/g/r/", Some(2)).await.unwrap();
+    assert_eq!(at2.items.len(), 2);
+    assert_eq!(at2.items[0].1.rv, 1);
+    assert!(at2.items[0].1.object.get("v").is_none());
+    let at4 = s.list("/g/r/", Some(4)).await.unwrap();
+    assert_eq!(at4.items.len(), 1);
+    assert!(matches!(
+        s.list("/g/r/", Some(9)).await,
+        Err(StorageError::ReadTooLarge { .. })
+    ));
+    s.compact(3);
+    assert!(matches!(
+        s.list("/g/r/", Some(2)).await,
+        Err(StorageError::ReadExpired { .. })
+    ));
+    assert_eq!(s.list("/g/r/", Some(3)).await.unwrap().items.len(), 2);
+}
+
+#[tokio::test]
+async fn watch_replays_from_retained_rv_then_follows_live() {
+    let s = MemoryStorage::in_memory();
+    s.create("/g/r/ns/a", obj("a")).await.unwrap(); // 1
+    s.create("/g/other/ns/x", obj("x")).await.unwrap(); // 2
+    s.update("/g/r/ns/a", obj("a"), None).await.unwrap(); // 3
+    let mut w = s.watch("/g/r/", 0).await.unwrap();
+    let mut events = Vec::new();
+    while events.len() < 2 {
+        if let WatchItem::Event(e) = w.next().await.unwrap().unwrap() {
+            events.push((e.kind, e.rv));
+        }
+    }
+    assert_eq!(events, vec![(EventType::Added, 1), (EventType::Modified, 3)]);
+    s.delete("/g/r/ns/a", None).await.unwrap(); // 4
+    loop {
+        if let WatchItem::Event(e) = w.next().await.unwrap().unwrap() {
+            assert_eq!((e.kind, e.rv), (EventType::Deleted, 4));
+            assert_eq!(e.prev.as_ref().unwrap()["metadata"]["resourceVersion"], "3");
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn watch_from_too_old_rv_expires() {
+    let s = MemoryStorage::open(MemoryStorageOptions {
+        history_capacity: 3,
+        database: None,
+    })
+    .unwrap();
+    for i in 0..10 {
+        s.create(&format!("/g/r/ns/{i}"), obj("x")).await.unwrap();
+    }
+    assert_eq!(s.oldest_rv(), 7);
+    assert!(matches!(
+        s.watch("/g/r/", 2).await.err(),
+        Some(StorageError::ReadExpired {
+            requested: 2,
+            oldest: 7
+        })
+    ));
+    let mut w = s.watch("/g/r/", 7).await.unwrap();
+    let first = w.next().await.unwrap().unwrap();
+    assert!(matches!(first, WatchItem::Event(e) if e.rv == 8));
+    // A watcher that falls behind the retained history is told so and closed.
+    for i in 10..20 {
+        s.create(&format!("/g/r/ns/{i}"), obj("x")).await.unwrap();
+    }
+    let mut saw_expired = false;
+    while let Some(item) = w.next().await {
+        if item.is_err() {
+            saw_expired = true;
+        }
+    }
+    assert!(saw_expired);
+}
+
+#[tokio::test]
+async fn persistence_reloads_objects_and_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.redb");
+    let options = MemoryStorageOptions {
+        history_capacity: 100,
+        database: Some(db.clone()),
+    };
+    {
+        let s = MemoryStorage::open(options.clone()).unwrap();
+        s.create("/g/r/ns/a", obj("a")).await.unwrap();
+        s.create("/g/r/ns/b", obj("b")).await.unwrap();
+        s.update("/g/r/ns/a", json!({"metadata": {"name": "a"}, "v": 1}), None)
+            .await
+            .unwrap();
+        s.delete("/g/r/ns/b", None).await.unwrap();
+    }
+    let s = MemoryStorage::open(options).unwrap();
+    assert_eq!(s.current_rv(), 4);
+    let a = s.get("/g/r/ns/a").await.unwrap().unwrap();
+    assert_eq!(a.rv, 3);
+    assert_eq!(a.object["v"], 1);
+    assert!(s.get("/g/r/ns/b").await.unwrap().is_none());
+    assert_eq!(s.create("/g/r/ns/c", obj("c")).await.unwrap().rv, 5);
+    assert!(matches!(
+        s.watch("/g/r/", 1).await.err(),
+        Some(StorageError::ReadExpired { .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writes_are_committed_together_and_survive_a_reopen() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let options = MemoryStorageOptions {
+        history_capacity: 1000,
+        database: Some(dir.path().join("state.redb")),
+    };
+    {
+        let s = MemoryStorage::open(options.clone()).unwrap();
+        let mut watch = s.watch("/g/r/", 0).await.unwrap();
+        let writes = (0..200).map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move { s.create(&format!("/g/r/ns/o{i:03}"), obj("o")).await })
+        });
+        let written = futures::future::join_all(writes).await;
+        let mut rvs: Vec<u64> = written.into_iter().map(|w| w.unwrap().unwrap().rv).collect();
+        rvs.sort_unstable();
+        assert_eq!(rvs, (1..=200).collect::<Vec<_>>());
+        // Every acknowledged write is visible to reads and watches.
+        assert_eq!(s.current_rv(), 200);
+        assert_eq!(s.list("/g/r/", None).await.unwrap().items.len(), 200);
+        let mut seen = 0;
+        while seen < 200 {
+            if let Some(Ok(WatchItem::Event(_))) = watch.next().await {
+                seen += 1;
+            }
+        }
+    }
+    let s = MemoryStorage::open(options).unwrap();
+    assert_eq!(s.current_rv(), 200);
+    assert_eq!(s.list("/g/r/", None).await.unwrap().items.len(), 200);
+}
