@@ -417,6 +417,11 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
         source,
     })?;
     let Some(result) = outcome else {
+        // Nothing to write (a placement being deleted or with scheduling disabled); a change seen
+        // meanwhile is still looked at.
+        if flight.land(&Writes::default()) {
+            return Ok(Action::requeue(Duration::ZERO));
+        }
         return Ok(Action::await_change());
     };
     let writer = bind::Writer {
