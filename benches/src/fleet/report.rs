@@ -6,7 +6,7 @@ use super::SimRunError;
 use super::churn::{ChurnStep, CsrCounts};
 use crate::join::memory::ProcessMemory;
 use crate::join::report::JoinTimes;
-use crate::load::table::{Align, Table, mebibytes};
+use crate::load::table::mebibytes;
 
 /// The simulator process's own memory (agents and the shared store).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -91,21 +91,7 @@ impl Report {
             mebibytes(self.memory.peak_bytes),
             self.memory_per_cluster_bytes as f64 / 1024.0
         );
-        let mut t = Table::new(&[
-            ("hub process", Align::Left),
-            ("start", Align::Right),
-            ("peak", Align::Right),
-            ("end", Align::Right),
-        ]);
-        for m in &self.hub_processes {
-            t.push(vec![
-                m.process.clone(),
-                mebibytes(m.start_bytes),
-                mebibytes(m.peak_bytes),
-                mebibytes(m.end_bytes),
-            ]);
-        }
-        out += &t.render();
+        out += &ProcessMemory::table("hub process", &self.hub_processes);
         for (name, step) in [("paused", self.pause), ("removed", self.remove)] {
             if let Some(step) = step {
                 out += &format!(

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::JoinError;
 use crate::load::rss;
+use crate::load::table::{Align, Table, mebibytes};
 
 /// One process's memory over the join.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -18,6 +19,28 @@ pub struct ProcessMemory {
     pub peak_bytes: u64,
     /// `VmRSS` when the last cluster became Available, bytes.
     pub end_bytes: u64,
+}
+
+impl ProcessMemory {
+    /// A table of `processes`' start, peak and end, its first column headed `heading`.
+    #[must_use]
+    pub fn table(heading: &str, processes: &[Self]) -> String {
+        let mut t = Table::new(&[
+            (heading, Align::Left),
+            ("start", Align::Right),
+            ("peak", Align::Right),
+            ("end", Align::Right),
+        ]);
+        for m in processes {
+            t.push(vec![
+                m.process.clone(),
+                mebibytes(m.start_bytes),
+                mebibytes(m.peak_bytes),
+                mebibytes(m.end_bytes),
+            ]);
+        }
+        t.render()
+    }
 }
 
 /// The processes to watch and their first readings.

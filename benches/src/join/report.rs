@@ -10,7 +10,7 @@ use super::memory::ProcessMemory;
 use super::progress::Milestones;
 use super::requests::{Client, Requests};
 use crate::load::stats::percentile;
-use crate::load::table::{Align, Table, mebibytes, rate, thousands};
+use crate::load::table::{Align, Table, rate, thousands};
 
 /// Percentiles of one milestone over the clusters, seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -142,21 +142,7 @@ impl Report {
         if !self.reconciles.is_empty() {
             out += &self.render_reconciles();
         }
-        let mut t = Table::new(&[
-            ("resident memory", Align::Left),
-            ("start", Align::Right),
-            ("peak", Align::Right),
-            ("end", Align::Right),
-        ]);
-        for m in &self.memory {
-            t.push(vec![
-                m.process.clone(),
-                mebibytes(m.start_bytes),
-                mebibytes(m.peak_bytes),
-                mebibytes(m.end_bytes),
-            ]);
-        }
-        out += &t.render();
+        out += &ProcessMemory::table("resident memory", &self.memory);
         out
     }
 

@@ -179,21 +179,7 @@ impl Report {
         out += &t.render();
         if !self.hub_memory.is_empty() {
             out += "\n";
-            let mut t = Table::new(&[
-                ("hub", Align::Left),
-                ("start", Align::Right),
-                ("peak", Align::Right),
-                ("end", Align::Right),
-            ]);
-            for m in &self.hub_memory {
-                t.push(vec![
-                    m.process.clone(),
-                    mebibytes(m.start_bytes),
-                    mebibytes(m.peak_bytes),
-                    mebibytes(m.end_bytes),
-                ]);
-            }
-            out += &t.render();
+            out += &ProcessMemory::table("hub", &self.hub_memory);
         }
         out
     }

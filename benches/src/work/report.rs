@@ -250,21 +250,7 @@ impl Report {
         ]);
         out += &t.render();
         out += "\n";
-        let mut t = Table::new(&[
-            ("control plane", Align::Left),
-            ("start", Align::Right),
-            ("peak", Align::Right),
-            ("end", Align::Right),
-        ]);
-        for m in &self.control_plane_memory {
-            t.push(vec![
-                m.process.clone(),
-                mebibytes(m.start_bytes),
-                mebibytes(m.peak_bytes),
-                mebibytes(m.end_bytes),
-            ]);
-        }
-        out += &t.render();
+        out += &ProcessMemory::table("control plane", &self.control_plane_memory);
         out
     }
 
