@@ -263,7 +263,12 @@ async fn accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, Accep
         .iter()
         .any(|f| f == rbac::API_RESOURCE_CLEANUP)
     {
-        current = add_finalizer(ctx, cluster).await?;
+        match add_finalizer(ctx, cluster).await? {
+            Some(updated) => current = updated,
+            // The cached finalizers were stale (another controller added its own since): the
+            // newer copy comes back through the watch and starts the next round.
+            None => return Ok(Action::await_change()),
+        }
     }
     // The shared ClusterRoles the RoleBindings below refer to are the housekeeping's
     // (`shared_roles`), as upstream keeps them in a controller of their own: applying them here
@@ -540,18 +545,26 @@ async fn release_if_no_works(client: &kube::Client, cluster: &str) -> Result<boo
 }
 
 /// Adds the `api-resource-cleanup` finalizer with a patch guarded by the cached finalizers
-/// (not the whole object's version: see [`super::guarded`]).
-async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<ManagedCluster, AcceptError> {
+/// (not the whole object's version: see [`super::guarded`]): the updated cluster, or `None`
+/// when the cached finalizers were stale.
+async fn add_finalizer(
+    ctx: &Context,
+    cluster: &ManagedCluster,
+) -> Result<Option<ManagedCluster>, AcceptError> {
     let name = cluster.name_any();
     let operations = guarded::add_finalizer(&cluster.metadata, rbac::API_RESOURCE_CLEANUP);
     let patch = guarded::json_patch(operations).map_err(|source| AcceptError::PatchCluster {
         name: name.clone(),
         source,
     })?;
-    clusters(ctx)
-        .patch(&name, &PatchParams::default(), &patch)
-        .await
-        .map_err(|source| AcceptError::PatchCluster { name, source })
+    match clusters(ctx).patch(&name, &PatchParams::default(), &patch).await {
+        Ok(updated) => Ok(Some(updated)),
+        Err(error) if guarded::is_stale(&error) => {
+            tracing::debug!(cluster = %name, "cluster finalizers changed since they were cached");
+            Ok(None)
+        }
+        Err(source) => Err(AcceptError::PatchCluster { name, source }),
+    }
 }
 
 async fn patch_finalizers(

@@ -383,7 +383,8 @@ async fn set_deleting(
 }
 
 /// Adds the `resource-cleanup` finalizer with a patch guarded by the cached finalizers (not the
-/// whole object's version: see [`super::guarded`]); a cluster gone meanwhile is left alone.
+/// whole object's version: see [`super::guarded`]); a cluster gone meanwhile is left alone, and
+/// stale cached finalizers wait for the newer copy the watch brings.
 async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<(), CleanupError> {
     let name = cluster.name_any();
     let operations = guarded::add_finalizer(&cluster.metadata, MANAGED_CLUSTER_RESOURCE_CLEANUP);
@@ -398,6 +399,10 @@ async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<(), Cl
     match result {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) if guarded::is_stale(&error) => {
+            tracing::debug!(cluster = %name, "cluster finalizers changed since they were cached");
+            Ok(())
+        }
         Err(source) => Err(CleanupError::PatchFinalizers {
             cluster: name,
             source,
