@@ -189,7 +189,10 @@ impl Cluster {
 
     /// Installs the OCM CRDs upstream installs on `target` and waits until they are Established.
     /// On an embedded control plane the add-on kinds convert between versions in-process, as
-    /// upstream's hub does with its conversion webhook.
+    /// upstream's hub does with its conversion webhook; on any other cluster they are stored as
+    /// v1beta1 ([`ocm_api::crd::store_addon_kinds_as_v1beta1`]), so that the v1beta1 clients of
+    /// this workspace keep what they write whether or not `hub`'s conversion webhook is
+    /// registered.
     ///
     /// # Errors
     /// A CRD could not be generated, applied or did not become Established.
@@ -197,6 +200,9 @@ impl Cluster {
         let mut crds: Vec<CustomResourceDefinition> = Vec::new();
         for generated in ocm_core::crds::generated(&[target])? {
             let mut crd = generated.crd;
+            if self.embedded.is_none() {
+                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut crd);
+            }
             if let Some(handle) = &self.embedded {
                 let converters = handle.api().registry.converters();
                 let name = crd.metadata.name.clone().unwrap_or_default();

@@ -212,6 +212,29 @@ pub fn all() -> Result<Vec<GeneratedCrd>> {
     Ok(crds)
 }
 
+/// The API group of the add-on kinds, whose CRDs serve v1alpha1 and v1beta1.
+const ADDON_GROUP: &str = "addon.open-cluster-management.io";
+
+/// Makes v1beta1 the storage version of a two-version add-on CRD (group
+/// `addon.open-cluster-management.io`, serving v1alpha1 and v1beta1); returns whether `crd` is one.
+///
+/// Upstream stores the add-on kinds as v1alpha1 and serves v1beta1 through its conversion
+/// webhook. On a cluster where no webhook converts (strategy `None`: kube-apiserver only
+/// relabels and prunes), v1beta1 clients — every controller of this workspace, as upstream's —
+/// keep what they write only when v1beta1 is stored; and a hub whose webhook comes and goes
+/// leaves the objects readable in the version its clients use. Other CRDs are left as they are.
+pub fn store_addon_kinds_as_v1beta1(crd: &mut CustomResourceDefinition) -> bool {
+    let versions = &mut crd.spec.versions;
+    let two_versions = versions.len() >= 2 && versions.iter().any(|v| v.name == "v1beta1");
+    if crd.spec.group != ADDON_GROUP || !two_versions {
+        return false;
+    }
+    for version in versions.iter_mut() {
+        version.storage = version.name == "v1beta1";
+    }
+    true
+}
+
 /// Serializes a CRD as the YAML document `crdgen` writes.
 ///
 /// # Errors
@@ -223,6 +246,37 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, serde_saphyr::S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addon_kinds_switch_storage_to_v1beta1_other_kinds_stay() {
+        let crds = all().unwrap();
+        let mut switched = Vec::new();
+        for generated in crds {
+            let name = generated.name().to_string();
+            let mut crd = generated.crd;
+            if store_addon_kinds_as_v1beta1(&mut crd) {
+                let stored: Vec<_> = crd.spec.versions.iter().filter(|v| v.storage).collect();
+                assert_eq!(stored.len(), 1, "{name}");
+                assert_eq!(stored[0].name, "v1beta1");
+                switched.push(name);
+            } else {
+                assert!(
+                    crd.spec.group != ADDON_GROUP || crd.spec.versions.len() == 1,
+                    "{name}"
+                );
+            }
+        }
+        switched.sort();
+        assert_eq!(
+            switched,
+            [
+                "addondeploymentconfigs.addon.open-cluster-management.io",
+                "addontemplates.addon.open-cluster-management.io",
+                "clustermanagementaddons.addon.open-cluster-management.io",
+                "managedclusteraddons.addon.open-cluster-management.io",
+            ]
+        );
+    }
 
     #[test]
     fn every_crd_builds_with_a_schema() {

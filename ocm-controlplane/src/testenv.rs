@@ -124,8 +124,9 @@ impl TestEnv {
         })?;
         let mut names = Vec::new();
         // The embedded server converts the add-on kinds between v1alpha1 and v1beta1 in-process,
-        // as upstream's hub does with its conversion webhook; a real cluster keeps the CRDs as
-        // generated (conversion None) unless OCM installed them already.
+        // as upstream's hub does with its conversion webhook; on a real cluster (conversion None
+        // unless a hub registered its webhook) the add-on kinds are stored as v1beta1, as our
+        // `hub` installs them, so that v1beta1 clients keep what they write.
         let converters = self
             .handle
             .as_ref()
@@ -133,16 +134,7 @@ impl TestEnv {
         for generated in crds {
             let mut crd = generated.crd;
             if converters.is_none() {
-                let mut json = serde_json::to_value(&crd).map_err(|e| TestEnvError::InstallCrd {
-                    name: crd.metadata.name.clone().unwrap_or_default(),
-                    message: e.to_string(),
-                })?;
-                if store_addon_kinds_as_v1beta1(&mut json) {
-                    crd = serde_json::from_value(json).map_err(|e| TestEnvError::InstallCrd {
-                        name: crd.metadata.name.clone().unwrap_or_default(),
-                        message: e.to_string(),
-                    })?;
-                }
+                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut crd);
             }
             if let Some(converters) = &converters {
                 let mut json = serde_json::to_value(&crd).map_err(|e| TestEnvError::InstallCrd {
@@ -194,54 +186,5 @@ impl TestEnv {
             }
         }
         Ok(())
-    }
-}
-
-/// On a real cluster without our hub's conversion webhook, the add-on kinds are stored as
-/// v1beta1 (as upstream's addon-framework integration tests do), so that v1beta1 clients — every
-/// controller of this workspace — read and write them whole under conversion strategy `None`.
-/// Returns whether the CRD changed.
-fn store_addon_kinds_as_v1beta1(crd: &mut serde_json::Value) -> bool {
-    let addon_group = crd.pointer("/spec/group").and_then(serde_json::Value::as_str)
-        == Some("addon.open-cluster-management.io");
-    let Some(versions) = crd
-        .pointer_mut("/spec/versions")
-        .and_then(serde_json::Value::as_array_mut)
-    else {
-        return false;
-    };
-    let has_v1beta1 = versions
-        .iter()
-        .any(|v| v.get("name").and_then(serde_json::Value::as_str) == Some("v1beta1"));
-    if !addon_group || versions.len() < 2 || !has_v1beta1 {
-        return false;
-    }
-    for version in versions.iter_mut() {
-        let is_v1beta1 = version.get("name").and_then(serde_json::Value::as_str) == Some("v1beta1");
-        if let Some(version) = version.as_object_mut() {
-            version.insert("storage".into(), serde_json::Value::Bool(is_v1beta1));
-        }
-    }
-    true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::store_addon_kinds_as_v1beta1;
-
-    #[test]
-    fn addon_kinds_switch_storage_to_v1beta1_other_kinds_stay() {
-        let mut addon = serde_json::json!({"spec": {"group": "addon.open-cluster-management.io", "versions": [
-            {"name": "v1alpha1", "storage": true}, {"name": "v1beta1", "storage": false}]}});
-        assert!(store_addon_kinds_as_v1beta1(&mut addon));
-        assert_eq!(addon["spec"]["versions"][0]["storage"], false);
-        assert_eq!(addon["spec"]["versions"][1]["storage"], true);
-        let mut cluster = serde_json::json!({"spec": {"group": "cluster.open-cluster-management.io", "versions": [
-            {"name": "v1beta1", "storage": true}, {"name": "v1beta2", "storage": false}]}});
-        assert!(!store_addon_kinds_as_v1beta1(&mut cluster));
-        assert_eq!(cluster["spec"]["versions"][0]["storage"], true);
-        let mut single = serde_json::json!({"spec": {"group": "addon.open-cluster-management.io", "versions": [
-            {"name": "v1alpha1", "storage": true}]}});
-        assert!(!store_addon_kinds_as_v1beta1(&mut single));
     }
 }

@@ -12,10 +12,17 @@ use ocm_core::crds;
 async fn hub_crds_install_twice_and_serve_their_kinds() {
     let env = TestEnv::hub().await.unwrap();
     let client = env.client().await.unwrap();
+    // As `hub` installs them on a real cluster: a shared hub's add-on kinds stay stored as v1beta1
+    // for the other suites' v1beta1 clients.
     let wanted: Vec<_> = crds::generated(&[InstallTarget::Hub])
         .unwrap()
         .into_iter()
-        .map(|c| c.crd)
+        .map(|mut c| {
+            if env.control_plane().is_none() {
+                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut c.crd);
+            }
+            c.crd
+        })
         .collect();
     let first = crds::install(&client, wanted.clone(), Duration::from_secs(30))
         .await

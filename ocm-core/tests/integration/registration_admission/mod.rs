@@ -73,10 +73,16 @@ impl AdmissionHub {
         };
         let admin = env.client().await.unwrap();
         // The hub's CRDs only: these tests need the cluster kinds, nothing of the spoke's.
+        // On a shared real hub, as `hub` installs them (add-on kinds stored as v1beta1).
         let crds = ocm_core::crds::generated(&[ocm_api::crd::InstallTarget::Hub])
             .unwrap()
             .into_iter()
-            .map(|g| g.crd)
+            .map(|mut g| {
+                if real {
+                    ocm_api::crd::store_addon_kinds_as_v1beta1(&mut g.crd);
+                }
+                g.crd
+            })
             .collect();
         ocm_core::crds::install(&admin, crds, Duration::from_secs(60))
             .await
