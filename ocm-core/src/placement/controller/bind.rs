@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 
 use super::PlacementError;
 use crate::placement::schedule::groups::decision_object;
-use crate::placement::schedule::{Code, Schedule};
+use crate::placement::schedule::{Code, Schedule, cluster_name};
 
 /// Event messages are cut to this many characters (kube allows 1024).
 const MAX_EVENT_MESSAGE: usize = 1000;
@@ -361,8 +361,14 @@ pub fn desired_status(current: &PlacementStatus, schedule: &Schedule) -> Placeme
 /// `name:score ` pairs by cluster name, cut with `......` past 1000 characters.
 #[must_use]
 pub fn score_message(schedule: &Schedule) -> String {
+    let mut by_name: Vec<(&str, i64)> = schedule
+        .scores
+        .iter()
+        .map(|(cluster, total)| (cluster_name(cluster), *total))
+        .collect();
+    by_name.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut message = String::new();
-    for (name, score) in &schedule.scores {
+    for (name, score) in by_name {
         let pair = format!("{name}:{score} ");
         if message.len() + pair.len() > MAX_EVENT_MESSAGE {
             message.push_str("......");

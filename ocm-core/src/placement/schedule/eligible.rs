@@ -62,7 +62,9 @@ pub fn eligibility(placement: &Placement, fleet: Fleet<'_>) -> Result<Eligibilit
         })?;
         selectors.push(selector);
     }
-    let mut candidates: Vec<Arc<ManagedCluster>> = if selectors.is_empty() {
+    // In the fleet's order: the ranking sorts the filtered clusters by score and name, a total
+    // order, so nothing decided depends on it (and a fleet holds each cluster once).
+    let candidates: Vec<Arc<ManagedCluster>> = if selectors.is_empty() {
         Vec::new()
     } else {
         fleet
@@ -73,8 +75,6 @@ pub fn eligibility(placement: &Placement, fleet: Fleet<'_>) -> Result<Eligibilit
             .cloned()
             .collect()
     };
-    candidates.sort_by(|a, b| cluster_name(a).cmp(cluster_name(b)));
-    candidates.dedup_by(|a, b| cluster_name(a) == cluster_name(b));
     Ok(Eligibility {
         bindings,
         sets: eligible,

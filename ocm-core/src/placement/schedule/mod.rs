@@ -198,8 +198,9 @@ impl Status {
 pub struct Schedule {
     /// The chosen clusters, best first.
     pub selected: Vec<String>,
-    /// The total score of every cluster that passed the filters.
-    pub scores: BTreeMap<String, i64>,
+    /// Every cluster that passed the filters with its total score, best first (the order the
+    /// chosen clusters were taken in).
+    pub scores: Vec<(Arc<ManagedCluster>, i64)>,
     /// `numberOfClusters` minus the chosen clusters (0 when `numberOfClusters` is unset).
     pub unscheduled: i64,
     /// The decision groups, in order, each with its PlacementDecision pages.
@@ -213,6 +214,15 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The total score of `cluster`, if it passed the filters.
+    #[must_use]
+    pub fn score_of(&self, cluster: &str) -> Option<i64> {
+        self.scores
+            .iter()
+            .find(|(c, _)| cluster_name(c) == cluster)
+            .map(|(_, total)| *total)
+    }
+
     /// Every PlacementDecision page, in order.
     pub fn pages(&self) -> impl Iterator<Item = (&Group, &DecisionPage)> {
         self.groups
@@ -289,7 +299,7 @@ pub fn schedule(
 /// What the filters and prioritizers decided.
 struct PluginOutcome {
     selected: Vec<Arc<ManagedCluster>>,
-    scores: BTreeMap<String, i64>,
+    scores: Vec<(Arc<ManagedCluster>, i64)>,
     unscheduled: i64,
     status: Status,
     requeue_after: Option<Duration>,
@@ -299,7 +309,7 @@ impl PluginOutcome {
     fn failed(status: Status) -> Self {
         Self {
             selected: Vec::new(),
-            scores: BTreeMap::new(),
+            scores: Vec::new(),
             unscheduled: 0,
             status,
             requeue_after: None,
@@ -350,19 +360,16 @@ fn run_plugins(
             *total += score.unwrap_or(0) * i64::from(*weight);
         }
     }
-    let mut ranked: Vec<(i64, Arc<ManagedCluster>)> = totals.into_iter().zip(filtered).collect();
-    ranked.sort_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| cluster_name(a).cmp(cluster_name(b))));
-    let scores: BTreeMap<String, i64> = ranked
-        .iter()
-        .map(|(total, c)| (cluster_name(c).to_string(), *total))
-        .collect();
-    let filtered: Vec<Arc<ManagedCluster>> = ranked.into_iter().map(|(_, c)| c).collect();
+    // Highest total first, then by name: a total order (names are unique), so the candidates'
+    // order before this does not matter.
+    let mut ranked: Vec<(Arc<ManagedCluster>, i64)> = filtered.into_iter().zip(totals).collect();
+    ranked.sort_unstable_by(|(a, ta), (b, tb)| tb.cmp(ta).then_with(|| cluster_name(a).cmp(cluster_name(b))));
 
     let wanted = placement
         .spec
         .number_of_clusters
-        .map_or(filtered.len(), |n| usize::try_from(n).unwrap_or(0));
-    let selected: Vec<Arc<ManagedCluster>> = filtered.iter().take(wanted).cloned().collect();
+        .map_or(ranked.len(), |n| usize::try_from(n).unwrap_or(0));
+    let selected: Vec<Arc<ManagedCluster>> = ranked.iter().take(wanted).map(|(c, _)| c.clone()).collect();
     let unscheduled = placement.spec.number_of_clusters.map_or(0, |n| {
         i64::from(n) - i64::try_from(selected.len()).unwrap_or(i64::MAX)
     });
@@ -374,7 +381,7 @@ fn run_plugins(
     let requeue_after = taints::requeue_after(placement, fleet.clusters, &decided, now);
     PluginOutcome {
         selected,
-        scores,
+        scores: ranked,
         unscheduled,
         status: final_status,
         requeue_after,

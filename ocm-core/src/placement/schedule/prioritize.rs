@@ -192,13 +192,14 @@ impl Prioritizer {
 /// Balance scores.
 fn balance(clusters: &[Arc<ManagedCluster>], existing: &HashSet<&str>, fleet: Fleet<'_>) -> Vec<Option<i64>> {
     let others = |cluster: &str, count: u32| count.saturating_sub(u32::from(existing.contains(cluster)));
-    let max = fleet
-        .decision_counts
-        .0
-        .iter()
-        .map(|(cluster, count)| others(cluster, *count))
-        .max()
-        .unwrap_or(0);
+    // The largest count of other placements' decisions: a cluster's own count bounds it, so the
+    // placement's own decisions are looked up only for counts above the best so far.
+    let mut max = 0;
+    for (cluster, count) in &fleet.decision_counts.0 {
+        if *count > max {
+            max = max.max(others(cluster, *count));
+        }
+    }
     clusters
         .iter()
         .map(|c| {

@@ -94,7 +94,7 @@ fn exact_cpu_and_memory() {
     let s = run(&p, &world);
     // cpu: 100, −100, 33; memory: 0, −100, 100 → cluster2 133, cluster0 100.
     assert_eq!(s.selected, ["cluster2", "cluster0"]);
-    assert_eq!(s.scores["cluster1"], -200);
+    assert_eq!(s.score_of("cluster1"), Some(-200));
     // Groups and pages are sorted by name.
     assert_eq!(s.groups[0].clusters, ["cluster0", "cluster2"]);
 }
