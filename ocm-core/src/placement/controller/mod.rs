@@ -14,6 +14,7 @@
 mod bind;
 mod flight;
 mod index;
+mod scores;
 mod triggers;
 
 use std::collections::HashMap;
@@ -140,7 +141,7 @@ struct Context {
     sets: Store<ManagedClusterSet>,
     bindings: Store<ManagedClusterSetBinding>,
     scores_store: Store<AddOnPlacementScore>,
-    scores: Arc<dyn ScoreSource>,
+    scores: scores::ScoreIndex,
     decisions: Store<PlacementDecision>,
     index: Arc<Mutex<DecisionIndex>>,
     /// Placements as this controller's last status patch returned them, until the placement
@@ -358,7 +359,7 @@ pub async fn run(
         clusters,
         sets,
         bindings,
-        scores: Arc::new(scores_store.clone()),
+        scores: scores::ScoreIndex::new(scores_store.clone()),
         scores_store,
         decisions,
         index,
@@ -392,6 +393,7 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
     let clusters = ctx.clusters.state();
     let sets = ctx.sets.state();
     let bindings = ctx.bindings.state();
+    let scores: Arc<dyn ScoreSource> = ctx.scores.current();
     let (existing, outcome) = {
         let mut index = ctx.index();
         let existing = index.of(&namespace, &name);
@@ -399,7 +401,7 @@ async fn reconcile(placement: Arc<Placement>, ctx: Arc<Context>) -> Result<Actio
             clusters: &clusters,
             sets: &sets,
             bindings: &bindings,
-            scores: &ctx.scores,
+            scores: &scores,
             decision_counts: index.counts(),
         };
         let outcome = schedule::schedule(&placement, &existing, fleet, Timestamp::now());

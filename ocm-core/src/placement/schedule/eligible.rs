@@ -12,7 +12,7 @@ use ocm_api::cluster::v1::ManagedCluster;
 use ocm_api::cluster::v1beta1::Placement;
 use ocm_api::selector::Selector;
 
-use super::{Fleet, ScheduleError, cluster_name};
+use super::{Fleet, ScheduleError};
 
 /// The sets and clusters a placement may use.
 #[derive(Debug, Clone, Default)]

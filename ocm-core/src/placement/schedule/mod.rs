@@ -26,7 +26,7 @@ pub mod prioritize;
 pub mod quantity;
 pub mod taints;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,26 +61,37 @@ pub trait ScoreSource: Send + Sync {
     fn score(&self, cluster: &str, name: &str) -> Option<Arc<AddOnPlacementScore>>;
 }
 
-/// Add-on scores held in a map, keyed by (cluster namespace, name).
+/// Add-on scores held in a map by name, then by cluster namespace: a lookup allocates nothing,
+/// and the scores of one name (what a prioritizer reads for every cluster) sit together.
 #[derive(Debug, Clone, Default)]
-pub struct ScoreMap(pub HashMap<(String, String), Arc<AddOnPlacementScore>>);
+pub struct ScoreMap {
+    by_name: HashMap<String, HashMap<String, Arc<AddOnPlacementScore>>>,
+}
 
 impl ScoreMap {
-    /// The scores of `scores`, keyed by their namespace and name.
+    /// The scores of `scores`, keyed by their name and namespace.
     #[must_use]
     pub fn from_scores(scores: impl IntoIterator<Item = Arc<AddOnPlacementScore>>) -> Self {
-        Self(
-            scores
-                .into_iter()
-                .map(|s| ((s.namespace().unwrap_or_default(), s.name_any()), s))
-                .collect(),
-        )
+        let mut map = Self::default();
+        for score in scores {
+            map.insert(score);
+        }
+        map
+    }
+
+    /// Adds `score`, replacing one of the same namespace and name.
+    pub fn insert(&mut self, score: Arc<AddOnPlacementScore>) {
+        let cluster = score.metadata.namespace.clone().unwrap_or_default();
+        self.by_name
+            .entry(score.name_any())
+            .or_default()
+            .insert(cluster, score);
     }
 }
 
 impl ScoreSource for ScoreMap {
     fn score(&self, cluster: &str, name: &str) -> Option<Arc<AddOnPlacementScore>> {
-        self.0.get(&(cluster.to_string(), name.to_string())).cloned()
+        self.by_name.get(name)?.get(cluster).cloned()
     }
 }
 

@@ -259,9 +259,7 @@ impl World {
     }
 
     pub fn score(mut self, s: AddOnPlacementScore) -> Self {
-        self.scores
-            .0
-            .insert((s.namespace().unwrap_or_default(), s.name_any()), Arc::new(s));
+        self.scores.insert(Arc::new(s));
         self.score_source = Arc::new(self.scores.clone());
         self
     }

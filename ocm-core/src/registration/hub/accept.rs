@@ -4,7 +4,8 @@
 //! - accepted (`spec.hubAcceptsClient` true): the cluster namespace, the finalizer
 //!   `api-resource-cleanup`, the per-cluster RBAC of [`super::rbac`], condition
 //!   `HubAcceptedManagedCluster` True (False reason `Error` with the errors when a step failed);
-//! - denied after having been accepted: the ClusterRole shrinks to reading the own cluster, the
+//! - denied after having been accepted (condition True, or the finalizer in place when the
+//!   acceptance's condition write lost to the denial): the ClusterRole shrinks to reading the own cluster, the
 //!   ClusterRoleBinding stays, both RoleBindings go (the work one keeps its finalizer until no
 //!   ManifestWork remains), condition False `HubClusterAdminDenied`;
 //! - deleting: all cluster RBAC goes, and once no ManifestWork remains the cluster's finalizer
@@ -369,11 +370,19 @@ fn accepted_condition(cluster: &ManagedCluster) -> Option<&Condition> {
 }
 
 async fn deny(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, AcceptError> {
-    // A cluster that was never accepted has nothing to take back.
-    let Some(previous) = accepted_condition(cluster) else {
+    // A cluster that was never accepted has nothing to take back. Acceptance adds the
+    // `api-resource-cleanup` finalizer before it grants anything, and its condition write can
+    // lose to the spec turning false (409 on the cached version): a cluster with the finalizer
+    // but no condition was granted its RBAC and is denied like one whose condition says True.
+    let previous = accepted_condition(cluster);
+    let granted = cluster
+        .finalizers()
+        .iter()
+        .any(|f| f == rbac::API_RESOURCE_CLEANUP);
+    if previous.is_none() && !granted {
         return Ok(Action::await_change());
-    };
-    let was_true = previous.status == "True";
+    }
+    let was_true = previous.is_some_and(|c| c.status == "True");
     let name = cluster.name_any();
     let extra = &ctx.options.extra_labels;
     let role = rbac::cluster_role(&name, false, extra);
