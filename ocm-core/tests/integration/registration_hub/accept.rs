@@ -494,3 +494,53 @@ async fn hub_restart_resumes_denial_and_deletion() {
             .is_none()
     );
 }
+
+/// Acceptance grants the cluster its RBAC, then writes `HubAcceptedManagedCluster` True; when the
+/// denial comes in between (the condition write loses on the cluster's version), the cluster has
+/// its permissions but no condition, and the denial must still take them back.
+#[tokio::test]
+async fn a_denial_racing_the_acceptance_takes_the_permissions_back() {
+    let mut hub = Hub::start_alone(options(&[])).await;
+    let name = unique("racing");
+    hub.create_cluster(&name, true, 60).await;
+    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
+        .await;
+    let registration = format!("open-cluster-management:managedcluster:{name}:registration");
+    let bindings = Api::<RoleBinding>::namespaced(hub.client.clone(), &name);
+    // What the race leaves: the RBAC and the finalizer of the acceptance, no condition, and
+    // `hubAcceptsClient` false.
+    hub.stop().await;
+    hub.clusters()
+        .patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"status": {"conditions": []}})),
+        )
+        .await
+        .unwrap();
+    hub.set_accept(&name, false).await;
+    assert!(bindings.get_opt(&registration).await.unwrap().is_some());
+    hub.restart();
+    let denied = hub
+        .wait_condition(&name, "HubAcceptedManagedCluster", "False")
+        .await;
+    let condition = denied
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "HubAcceptedManagedCluster")
+        .unwrap();
+    assert_eq!(condition.reason, "HubClusterAdminDenied");
+    eventually("the registration RoleBinding gone", || async {
+        bindings
+            .get_opt(&registration)
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    hub.finish(&[]).await;
+}
