@@ -37,6 +37,17 @@ async fn create_work(hub: &Hub, namespace: &str, name: &str) {
         .unwrap();
 }
 
+/// The cluster's `HubAcceptedManagedCluster` condition.
+fn accepted_condition(cluster: &ManagedCluster) -> ocm_api::meta::Condition {
+    cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|list| list.iter().find(|c| c.type_ == "HubAcceptedManagedCluster"))
+        .cloned()
+        .unwrap()
+}
+
 fn labelled(labels: Option<&BTreeMap<String, String>>, cluster: &str) -> bool {
     labels.is_some_and(|l| {
         l.get("open-cluster-management.io/cluster-name")
@@ -54,14 +65,7 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
     let cluster = hub
         .wait_condition(&name, "HubAcceptedManagedCluster", "True")
         .await;
-    let condition = cluster
-        .status
-        .unwrap()
-        .conditions
-        .unwrap()
-        .into_iter()
-        .find(|c| c.type_ == "HubAcceptedManagedCluster")
-        .unwrap();
+    let condition = accepted_condition(&cluster);
     assert_eq!(
         (condition.reason.as_str(), condition.message.as_str()),
         ("HubClusterAdminAccepted", "Accepted by hub cluster admin")
@@ -160,14 +164,7 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
     let cluster = hub
         .wait_condition(&name, "HubAcceptedManagedCluster", "False")
         .await;
-    let condition = cluster
-        .status
-        .unwrap()
-        .conditions
-        .unwrap()
-        .into_iter()
-        .find(|c| c.type_ == "HubAcceptedManagedCluster")
-        .unwrap();
+    let condition = accepted_condition(&cluster);
     assert_eq!(
         (condition.reason.as_str(), condition.message.as_str()),
         ("HubClusterAdminDenied", "Denied by hub cluster admin")
@@ -524,14 +521,7 @@ async fn a_denial_racing_the_acceptance_takes_the_permissions_back() {
     let denied = hub
         .wait_condition(&name, "HubAcceptedManagedCluster", "False")
         .await;
-    let condition = denied
-        .status
-        .unwrap()
-        .conditions
-        .unwrap()
-        .into_iter()
-        .find(|c| c.type_ == "HubAcceptedManagedCluster")
-        .unwrap();
+    let condition = accepted_condition(&denied);
     assert_eq!(condition.reason, "HubClusterAdminDenied");
     eventually("the registration RoleBinding gone", || async {
         bindings
