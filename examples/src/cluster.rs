@@ -200,9 +200,6 @@ impl Cluster {
         let mut crds: Vec<CustomResourceDefinition> = Vec::new();
         for generated in ocm_core::crds::generated(&[target])? {
             let mut crd = generated.crd;
-            if self.embedded.is_none() {
-                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut crd);
-            }
             if let Some(handle) = &self.embedded {
                 let converters = handle.api().registry.converters();
                 let name = crd.metadata.name.clone().unwrap_or_default();
@@ -214,6 +211,8 @@ impl Cluster {
                     crd = serde_json::from_value(json)
                         .map_err(|source| ClusterError::PrepareCrd { name, source })?;
                 }
+            } else {
+                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut crd);
             }
             crds.push(crd);
         }

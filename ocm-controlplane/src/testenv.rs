@@ -133,9 +133,6 @@ impl TestEnv {
             .map(|h| h.api().registry.converters().clone());
         for generated in crds {
             let mut crd = generated.crd;
-            if converters.is_none() {
-                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut crd);
-            }
             if let Some(converters) = &converters {
                 let mut json = serde_json::to_value(&crd).map_err(|e| TestEnvError::InstallCrd {
                     name: crd.metadata.name.clone().unwrap_or_default(),
@@ -147,6 +144,8 @@ impl TestEnv {
                         message: e.to_string(),
                     })?;
                 }
+            } else {
+                ocm_api::crd::store_addon_kinds_as_v1beta1(&mut crd);
             }
             let name = crd.metadata.name.clone().unwrap_or_default();
             match api.create(&kube::api::PostParams::default(), &crd).await {

@@ -141,7 +141,7 @@ struct Context {
     sets: Store<ManagedClusterSet>,
     bindings: Store<ManagedClusterSetBinding>,
     scores_store: Store<AddOnPlacementScore>,
-    scores: scores::ScoreIndex,
+    scores: Arc<scores::ScoreIndex>,
     decisions: Store<PlacementDecision>,
     index: Arc<Mutex<DecisionIndex>>,
     /// Placements as this controller's last status patch returned them, until the placement
@@ -313,7 +313,10 @@ pub async fn run(
             .unwrap_or_default()
     }));
     let s = stores.clone();
+    let score_index = Arc::new(scores::ScoreIndex::new(scores_store.clone()));
+    let indexed = score_index.clone();
     let score_triggers = refs(score_events.map(move |e| {
+        indexed.changed();
         triggers::touched(&e)
             .map(|o| triggers::for_score(&s, o))
             .unwrap_or_default()
@@ -359,7 +362,7 @@ pub async fn run(
         clusters,
         sets,
         bindings,
-        scores: scores::ScoreIndex::new(scores_store.clone()),
+        scores: score_index,
         scores_store,
         decisions,
         index,

@@ -1,8 +1,10 @@
 //! The add-on scores the scheduler reads: a [`ScoreMap`] built from the reflector store's copy
-//! and rebuilt only when the store changed since, so that a prioritizer's lookup of every
+//! and rebuilt only after a watch event of the store, so that a prioritizer's lookup of every
 //! cluster's score neither allocates a key nor takes the store's lock (at 1 000 clusters those
-//! lookups were a seventh of the controller's CPU, docs/performance.md).
+//! lookups were a seventh of the controller's CPU, docs/performance.md), and a reconcile with
+//! nothing new does not copy the store.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::runtime::reflector::Store;
@@ -13,39 +15,36 @@ use crate::placement::schedule::ScoreMap;
 /// The store's scores, indexed once per change of the store.
 pub(super) struct ScoreIndex {
     store: Store<AddOnPlacementScore>,
-    indexed: Mutex<Indexed>,
-}
-
-/// The objects an index was built from, and the index.
-#[derive(Default)]
-struct Indexed {
-    objects: Vec<Arc<AddOnPlacementScore>>,
-    map: Arc<ScoreMap>,
+    /// How many watch events the store has taken (each counted after the store has it).
+    changes: AtomicU64,
+    /// The index, and the count of changes it was built after (`None`: not built yet).
+    indexed: Mutex<(Option<u64>, Arc<ScoreMap>)>,
 }
 
 impl ScoreIndex {
     pub(super) fn new(store: Store<AddOnPlacementScore>) -> Self {
         Self {
             store,
-            indexed: Mutex::new(Indexed::default()),
+            changes: AtomicU64::new(0),
+            indexed: Mutex::new((None, Arc::default())),
         }
     }
 
-    /// The scores as the store holds them now: the index of the last call when the store holds
-    /// the very same objects (an unchanged store lists them in the same order), else a new one.
+    /// Notes that the store took a watch event; call it after the store applied the event.
+    pub(super) fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The scores as the store holds them now: the last index when no change was noted since it
+    /// was built, else a new one. The count is read before the store, so a change that lands
+    /// meanwhile is in the new index or makes the next call build again.
     pub(super) fn current(&self) -> Arc<ScoreMap> {
-        let objects = self.store.state();
+        let changes = self.changes.load(Ordering::Acquire);
         let mut indexed = self.indexed.lock().unwrap_or_else(PoisonError::into_inner);
-        let unchanged = objects.len() == indexed.objects.len()
-            && objects
-                .iter()
-                .zip(&indexed.objects)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        if !unchanged {
-            indexed.map = Arc::new(ScoreMap::from_scores(objects.iter().cloned()));
-            indexed.objects = objects;
+        if indexed.0 != Some(changes) {
+            *indexed = (Some(changes), Arc::new(ScoreMap::from_scores(self.store.state())));
         }
-        indexed.map.clone()
+        indexed.1.clone()
     }
 }
 
@@ -72,20 +71,19 @@ mod tests {
     }
 
     #[test]
-    fn the_index_follows_the_store_and_is_kept_while_it_does_not_change() {
+    fn the_index_follows_the_store_after_each_noted_change() {
         let (reader, mut writer) = store::<AddOnPlacementScore>();
-        writer.apply_watcher_event(&Event::Apply(score("c1", "demo", 1)));
         let index = ScoreIndex::new(reader);
+        writer.apply_watcher_event(&Event::Apply(score("c1", "demo", 1)));
+        index.changed();
         let first = index.current();
         assert_eq!(value(&first, "c1", "demo"), Some(1));
         assert_eq!(value(&first, "c2", "demo"), None);
-        assert!(
-            Arc::ptr_eq(&first, &index.current()),
-            "unchanged store, same index"
-        );
+        assert!(Arc::ptr_eq(&first, &index.current()), "no change, same index");
 
         writer.apply_watcher_event(&Event::Apply(score("c1", "demo", 2)));
         writer.apply_watcher_event(&Event::Apply(score("c2", "demo", 3)));
+        index.changed();
         let second = index.current();
         assert!(!Arc::ptr_eq(&first, &second));
         assert_eq!(value(&second, "c1", "demo"), Some(2));
@@ -93,6 +91,7 @@ mod tests {
         assert_eq!(value(&second, "c2", "other"), None);
 
         writer.apply_watcher_event(&Event::Delete(score("c1", "demo", 2)));
+        index.changed();
         assert_eq!(value(&index.current(), "c1", "demo"), None);
     }
 }

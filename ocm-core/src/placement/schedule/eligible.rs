@@ -21,7 +21,7 @@ pub struct Eligibility {
     pub bindings: usize,
     /// The bound sets the placement may use, sorted.
     pub sets: Vec<String>,
-    /// The members of those sets that are not deleting, sorted by name.
+    /// The members of those sets that are not deleting, in the fleet's order.
     pub candidates: Vec<Arc<ManagedCluster>>,
 }
 

@@ -235,10 +235,7 @@ async fn managedcluster_accept_with_custom_labels_and_denial_shrinks_permissions
 #[tokio::test]
 async fn managedcluster_deletion_removes_rbac_and_releases_finalizer_after_works() {
     let hub = Hub::start(options(&[])).await;
-    let name = unique("delete");
-    hub.create_cluster(&name, true, 60).await;
-    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
-        .await;
+    let name = hub.accepted_cluster("delete").await;
     create_work(&hub, &name, "w1").await;
     hub.clusters()
         .delete(&name, &DeleteParams::default())
@@ -363,10 +360,7 @@ async fn managedcluster_identity_works_in_its_namespace_only() {
 #[tokio::test]
 async fn managedcluster_deletion_cluster_gone_removes_rbac_and_shared_roles() {
     let hub = Hub::start(options(&[])).await;
-    let name = unique("gone");
-    hub.create_cluster(&name, true, 60).await;
-    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
-        .await;
+    let name = hub.accepted_cluster("gone").await;
     create_work(&hub, &name, "w1").await;
     // Force-remove the cluster: its finalizer never runs.
     let strip = serde_json::json!({"metadata": {"finalizers": null}});
@@ -433,10 +427,7 @@ async fn managedcluster_deletion_cluster_gone_removes_rbac_and_shared_roles() {
 #[tokio::test]
 async fn hub_restart_resumes_denial_and_deletion() {
     let mut hub = Hub::start_alone(options(&[])).await;
-    let name = unique("restart");
-    hub.create_cluster(&name, true, 60).await;
-    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
-        .await;
+    let name = hub.accepted_cluster("restart").await;
     let role_name = format!("open-cluster-management:managedcluster:{name}");
     let c = hub.client.clone();
     let bindings = Api::<RoleBinding>::namespaced(c.clone(), &name);
@@ -498,10 +489,7 @@ async fn hub_restart_resumes_denial_and_deletion() {
 #[tokio::test]
 async fn a_denial_racing_the_acceptance_takes_the_permissions_back() {
     let mut hub = Hub::start_alone(options(&[])).await;
-    let name = unique("racing");
-    hub.create_cluster(&name, true, 60).await;
-    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
-        .await;
+    let name = hub.accepted_cluster("racing").await;
     let registration = format!("open-cluster-management:managedcluster:{name}:registration");
     let bindings = Api::<RoleBinding>::namespaced(hub.client.clone(), &name);
     // What the race leaves: the RBAC and the finalizer of the acceptance, no condition, and

@@ -34,10 +34,7 @@ async fn stays_unapproved(csrs: &Api<CertificateSigningRequest>, names: &[String
 #[tokio::test]
 async fn csr_security_validation_and_renewal_auto_approved() {
     let hub = Hub::start(HubOptions::default()).await;
-    let name = unique("csrsec");
-    hub.create_cluster(&name, true, 60).await;
-    hub.wait_condition(&name, "HubAcceptedManagedCluster", "True")
-        .await;
+    let name = hub.accepted_cluster("csrsec").await;
     let agent = hub.agent_client(&name, "agent1").await;
     let own_cn = format!("system:open-cluster-management:{name}:agent1");
     let own_group = format!("system:open-cluster-management:{name}");

@@ -116,6 +116,16 @@ impl Hub {
             .unwrap()
     }
 
+    /// Creates a ManagedCluster named after `prefix` (unique), accepted, with a 60 s lease, and
+    /// waits until the hub reports it accepted; returns its name.
+    pub async fn accepted_cluster(&self, prefix: &str) -> String {
+        let name = unique(prefix);
+        self.create_cluster(&name, true, 60).await;
+        self.wait_condition(&name, "HubAcceptedManagedCluster", "True")
+            .await;
+        name
+    }
+
     /// Removes what the test created through [`Hub::create_cluster`] (clusters, their CSRs and
     /// ManifestWorks, namespaces) plus `extra_clusters`, for runs against shared real clusters.
     /// Call it with the controllers running.
