@@ -92,6 +92,35 @@ impl LabelSelector {
     }
 }
 
+/// `metadata.labels` of an object's JSON, read without building the object: only the labels are
+/// kept, everything else is skipped by the parser (`None` when the bytes are not a JSON object).
+/// A label whose value is not a string counts as empty, as in [`labels_of`].
+pub fn labels_of_json(bytes: &[u8]) -> Option<BTreeMap<String, String>> {
+    #[derive(serde::Deserialize)]
+    struct Object {
+        #[serde(default)]
+        metadata: Option<Metadata>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        #[serde(default)]
+        labels: Option<serde_json::Map<String, Value>>,
+    }
+    let object: Object = serde_json::from_slice(bytes).ok()?;
+    Some(
+        object
+            .metadata
+            .and_then(|m| m.labels)
+            .map(|labels| {
+                labels
+                    .into_iter()
+                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
 /// `metadata.labels` of an object as a map.
 pub fn labels_of(object: &Value) -> BTreeMap<String, String> {
     object
@@ -167,6 +196,20 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn labels_are_read_from_json_as_from_the_object() {
+        for object in [
+            serde_json::json!({"metadata": {"name": "a", "labels": {"x": "1", "y": 2}}, "data": {"k": "v"}}),
+            serde_json::json!({"metadata": {"name": "a"}}),
+            serde_json::json!({"metadata": {"labels": null}}),
+            serde_json::json!({"kind": "ConfigMap"}),
+        ] {
+            let bytes = serde_json::to_vec(&object).unwrap();
+            assert_eq!(labels_of_json(&bytes), Some(labels_of(&object)), "{object}");
+        }
+        assert_eq!(labels_of_json(b"[1]"), None);
     }
 
     #[test]

@@ -266,12 +266,16 @@ impl ListItem for Arc<[u8]> {
         })
     }
 
-    /// Without selectors every object passes unparsed; with them the object is parsed to test.
+    /// Without selectors every object passes unparsed; with a label selector only its labels
+    /// are read; with a field selector the object is parsed to test.
     fn selected(&self, opts: &ListOptions) -> bool {
-        if opts.label.is_empty() && opts.field.is_empty() {
-            return true;
+        match (opts.label.is_empty(), opts.field.is_empty()) {
+            (true, true) => true,
+            (false, true) => {
+                crate::selector::labels_of_json(self).is_some_and(|labels| opts.label.matches(&labels))
+            }
+            _ => serde_json::from_slice::<Value>(self).is_ok_and(|object| opts.matches(&object)),
         }
-        serde_json::from_slice::<Value>(self).is_ok_and(|object| opts.matches(&object))
     }
 }
 

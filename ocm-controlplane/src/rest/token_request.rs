@@ -135,7 +135,15 @@ pub struct TokenIssuer {
     key_id: String,
     encoding: EncodingKey,
     decoding: DecodingKey,
+    /// Tokens whose signature verified, by their SHA-256, with their claims (see [`Self::verify`]).
+    verified: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<[u8; 32], Claims>>>,
 }
+
+/// How many verified tokens are remembered (the memory is cleared when it is full).
+const VERIFIED_CACHE_CAPACITY: usize = 4096;
+
+/// The clock skew allowed on `exp` and `nbf`, seconds (kube allows 60).
+const LEEWAY_SECONDS: i64 = 60;
 
 impl std::fmt::Debug for TokenIssuer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -172,6 +180,7 @@ impl TokenIssuer {
             key_id: key_id(public_pem)?,
             encoding,
             decoding,
+            verified: Default::default(),
         })
     }
 
@@ -208,21 +217,63 @@ impl TokenIssuer {
 
     /// Checks a token: signed by this server's key, issued by it, for one of `audiences` (the
     /// server's when empty), and within its lifetime (60 s leeway, as kube allows).
+    ///
+    /// A token whose signature verified is remembered by its SHA-256 with its claims, and later
+    /// checks of it only test the claims (issuer, audience, lifetime) again: the ECDSA
+    /// verification is by far the largest cost of a bearer-token request, and a client sends the
+    /// same token with every request (kube-apiserver caches token authentication likewise).
     pub fn verify(&self, token: &str, audiences: &[String]) -> Result<Claims, TokenError> {
-        let mut validation = Validation::new(Algorithm::ES256);
-        validation.set_issuer(&[&self.issuer]);
+        use sha2::Digest;
         let audiences = if audiences.is_empty() {
             &self.audiences
         } else {
             audiences
         };
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let remembered = self
+            .verified
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&digest)
+            .cloned();
+        if let Some(claims) = remembered {
+            return self.check_claims(claims, audiences, chrono::Utc::now().timestamp());
+        }
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.set_issuer(&[&self.issuer]);
         validation.set_audience(audiences);
         validation.set_required_spec_claims(&["exp", "iss", "sub", "aud", "nbf"]);
         validation.validate_nbf = true;
-        validation.leeway = 60;
-        jsonwebtoken::decode::<Claims>(token.as_bytes(), &self.decoding, &validation)
+        validation.leeway = LEEWAY_SECONDS.unsigned_abs();
+        let claims = jsonwebtoken::decode::<Claims>(token.as_bytes(), &self.decoding, &validation)
             .map(|data| data.claims)
-            .map_err(TokenError::Verify)
+            .map_err(TokenError::Verify)?;
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= VERIFIED_CACHE_CAPACITY {
+            verified.clear();
+        }
+        verified.insert(digest, claims.clone());
+        Ok(claims)
+    }
+
+    /// The checks [`Self::verify`] makes of a remembered token's claims at `now` (Unix seconds),
+    /// with the errors the full verification gives.
+    fn check_claims(&self, claims: Claims, audiences: &[String], now: i64) -> Result<Claims, TokenError> {
+        use jsonwebtoken::errors::ErrorKind;
+        let failed = |kind: ErrorKind| Err(TokenError::Verify(kind.into()));
+        if claims.exp < now - LEEWAY_SECONDS {
+            return failed(ErrorKind::ExpiredSignature);
+        }
+        if claims.nbf > now + LEEWAY_SECONDS {
+            return failed(ErrorKind::ImmatureSignature);
+        }
+        if claims.iss != self.issuer {
+            return failed(ErrorKind::InvalidIssuer);
+        }
+        if !claims.aud.to_vec().iter().any(|a| audiences.contains(a)) {
+            return failed(ErrorKind::InvalidAudience);
+        }
+        Ok(claims)
     }
 }
 
@@ -573,6 +624,28 @@ mod tests {
         let foreign = other.sign(&claims(&other, &[DEFAULT_ISSUER], 3600)).unwrap();
         assert!(issuer.verify(&foreign, &[]).is_err());
         assert!(issuer.verify("not.a.token", &[]).is_err());
+    }
+
+    #[test]
+    fn a_remembered_token_is_still_checked_for_audience_lifetime_and_signature() {
+        let issuer = issuer();
+        let c = claims(&issuer, &["a"], 3600);
+        let token = issuer.sign(&c).unwrap();
+        assert_eq!(issuer.verify(&token, &["a".into()]).unwrap(), c);
+        // From memory now: the same answers as a full verification.
+        assert_eq!(issuer.verify(&token, &["a".into()]).unwrap(), c);
+        assert!(issuer.verify(&token, &["b".into()]).is_err());
+        let now = chrono::Utc::now().timestamp();
+        let at = |t: i64| issuer.check_claims(c.clone(), &["a".into()], t);
+        assert!(at(now).is_ok());
+        assert!(at(c.exp + LEEWAY_SECONDS).is_ok());
+        assert!(at(c.exp + LEEWAY_SECONDS + 1).is_err());
+        assert!(at(c.nbf - LEEWAY_SECONDS - 1).is_err());
+        // Another signature on the same claims is another token, verified on its own.
+        let (body, signature) = token.rsplit_once('.').unwrap();
+        let flipped = if signature.starts_with('A') { "B" } else { "A" };
+        let forged = format!("{body}.{flipped}{}", &signature[1..]);
+        assert!(issuer.verify(&forged, &["a".into()]).is_err());
     }
 
     #[test]
