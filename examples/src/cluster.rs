@@ -301,7 +301,7 @@ pub async fn client_from_file(path: &Path) -> Result<kube::Client, ClusterError>
         kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
             .await
             .map_err(|e| error(e.to_string()))?;
-    kube::Client::try_from(config).map_err(|e| error(e.to_string()))
+    ocm_addon_framework::client::client_for(config).map_err(|e| error(e.to_string()))
 }
 
 #[cfg(test)]

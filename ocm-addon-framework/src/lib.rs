@@ -11,6 +11,7 @@
 //! between `ocm-api` and `ocm-core`.
 
 pub mod agent;
+pub mod client;
 pub(crate) mod controllers;
 pub mod factory;
 pub mod hub_kubeconfig;

@@ -173,7 +173,7 @@ pub async fn run_child(kubeconfig: &Path, auto_approve_users: Vec<String>) -> Re
     let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
         .map_err(|e| JoinError::Controllers(format!("reading {}: {e}", kubeconfig.display())))?;
-    let client = kube::Client::try_from(config)
+    let client = ocm_addon_framework::client::client_for(config)
         .map_err(|e| JoinError::Controllers(format!("building a client: {e}")))?;
     let options = HubOptions {
         auto_approved_csr_users: auto_approve_users,

@@ -49,7 +49,7 @@ pub enum HubKubeconfigError {
         path: PathBuf,
         /// What kube said.
         #[source]
-        source: kube::Error,
+        source: crate::client::ClientError,
     },
     /// No cluster name was given and the `cluster-name` file could not be read.
     #[error("read the cluster name from {}: {source}", path.display())]
@@ -86,7 +86,7 @@ pub async fn load_client(path: &Path) -> Result<Client, HubKubeconfigError> {
             path: path.to_path_buf(),
             source,
         })?;
-    Client::try_from(config).map_err(|source| HubKubeconfigError::BuildClient {
+    crate::client::client_for(config).map_err(|source| HubKubeconfigError::BuildClient {
         path: path.to_path_buf(),
         source,
     })

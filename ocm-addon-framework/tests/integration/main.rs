@@ -5,6 +5,7 @@
 //! ManagedClusterAddOn themselves and move statuses by hand. The blog's flow with the real agents
 //! is `ocm-examples`' `helloworld_e2e`.
 
+mod client;
 mod config;
 mod csr;
 mod deploy;

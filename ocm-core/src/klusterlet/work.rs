@@ -56,7 +56,7 @@ async fn hub_client(dir: &Path) -> Result<(kube::Client, String), String> {
         kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
             .await
             .map_err(|e| e.to_string())?;
-    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let client = ocm_addon_framework::client::client_for(config).map_err(|e| e.to_string())?;
     Ok((client, server))
 }
 

@@ -70,7 +70,7 @@ async fn client_from_kubeconfig(kc: kube::config::Kubeconfig) -> Result<kube::Cl
     let config = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
         .await
         .map_err(|e| AgentError::BuildHubClient(e.to_string()))?;
-    kube::Client::try_from(config).map_err(|e| AgentError::BuildHubClient(e.to_string()))
+    ocm_addon_framework::client::client_for(config).map_err(|e| AgentError::BuildHubClient(e.to_string()))
 }
 
 /// Copies every key of the hub-kubeconfig secret into a file of the directory (0600, only when
