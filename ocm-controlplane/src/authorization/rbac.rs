@@ -12,7 +12,7 @@
 //! requests naming one of them (so never a list or create); a non-resource URL ending in `*` is
 //! a prefix.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -168,6 +168,29 @@ impl Subject {
             kind => format!("{kind} \"{}\"", self.name),
         }
     }
+
+    /// The key under which a ClusterRoleBinding's subject is indexed: the user name it stands
+    /// for or the group; `None` for a subject that names no one (a ServiceAccount without
+    /// namespace, an unknown kind).
+    fn cluster_index_key(&self) -> Option<String> {
+        match self.kind.as_str() {
+            "User" => Some(user_key(&self.name)),
+            "Group" => Some(group_key(&self.name)),
+            "ServiceAccount" if !self.namespace.is_empty() => Some(user_key(&format!(
+                "system:serviceaccount:{}:{}",
+                self.namespace, self.name
+            ))),
+            _ => None,
+        }
+    }
+}
+
+fn user_key(name: &str) -> String {
+    format!("user:{name}")
+}
+
+fn group_key(name: &str) -> String {
+    format!("group:{name}")
 }
 
 /// A RoleBinding or ClusterRoleBinding.
@@ -208,6 +231,10 @@ pub struct Policy {
     cluster_roles: BTreeMap<String, Vec<Rule>>,
     roles: BTreeMap<(String, String), Vec<Rule>>,
     cluster_role_bindings: BTreeMap<String, Binding>,
+    /// The names of the ClusterRoleBindings naming each subject (see
+    /// [`Subject::cluster_index_key`]), so that a request looks only at the bindings of its user
+    /// and groups: a hub holds one or more ClusterRoleBindings per managed cluster.
+    cluster_bindings_by_subject: HashMap<String, BTreeSet<String>>,
     /// By namespace, then name.
     role_bindings: BTreeMap<String, BTreeMap<String, Binding>>,
 }
@@ -239,8 +266,15 @@ impl Policy {
                 self.roles.insert((ns, name), rules_of(object));
             }
             "ClusterRoleBinding" => {
-                self.cluster_role_bindings
-                    .insert(name, Binding::from_json(object));
+                self.remove_cluster_binding(&name);
+                let binding = Binding::from_json(object);
+                for key in binding.subjects.iter().filter_map(Subject::cluster_index_key) {
+                    self.cluster_bindings_by_subject
+                        .entry(key)
+                        .or_default()
+                        .insert(name.clone());
+                }
+                self.cluster_role_bindings.insert(name, binding);
             }
             "RoleBinding" => {
                 self.role_bindings
@@ -261,9 +295,7 @@ impl Policy {
             "Role" => {
                 self.roles.remove(&(namespace.to_string(), name.to_string()));
             }
-            "ClusterRoleBinding" => {
-                self.cluster_role_bindings.remove(name);
-            }
+            "ClusterRoleBinding" => self.remove_cluster_binding(name),
             "RoleBinding" => {
                 if let Some(bindings) = self.role_bindings.get_mut(namespace) {
                     bindings.remove(name);
@@ -271,6 +303,30 @@ impl Policy {
             }
             _ => {}
         }
+    }
+
+    fn remove_cluster_binding(&mut self, name: &str) {
+        let Some(old) = self.cluster_role_bindings.remove(name) else {
+            return;
+        };
+        for key in old.subjects.iter().filter_map(Subject::cluster_index_key) {
+            if let Some(names) = self.cluster_bindings_by_subject.get_mut(&key) {
+                names.remove(name);
+                if names.is_empty() {
+                    self.cluster_bindings_by_subject.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// The ClusterRoleBindings that may name `user` (by name, as bindings are visited).
+    fn cluster_bindings_of(&self, user: &UserInfo) -> BTreeSet<&str> {
+        std::iter::once(user_key(&user.name))
+            .chain(user.groups.iter().map(|g| group_key(g)))
+            .filter_map(|key| self.cluster_bindings_by_subject.get(&key))
+            .flatten()
+            .map(String::as_str)
+            .collect()
     }
 
     fn role_rules(&self, binding: &Binding, namespace: &str) -> Option<&Vec<Rule>> {
@@ -303,7 +359,10 @@ impl Policy {
         namespace: &str,
         visit: &mut dyn FnMut(&Rule, &dyn Fn() -> String) -> bool,
     ) {
-        for (name, binding) in &self.cluster_role_bindings {
+        for name in self.cluster_bindings_of(user) {
+            let Some(binding) = self.cluster_role_bindings.get(name) else {
+                continue;
+            };
             let Some(subject) = binding.subjects.iter().find(|s| s.applies_to(user, "")) else {
                 continue;
             };

@@ -272,3 +272,45 @@ fn rules_for_lists_cluster_rules_first() {
         json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["configmaps"]})
     );
 }
+
+#[test]
+fn cluster_role_bindings_follow_their_subjects_through_updates_and_deletes() {
+    let mut p = Policy::new();
+    p.upsert(
+        "ClusterRole",
+        &json!({"metadata": {"name": "lister"},
+            "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list"]}]}),
+    );
+    let binding = |subjects: serde_json::Value| {
+        json!({"metadata": {"name": "b"}, "roleRef": {"kind": "ClusterRole", "name": "lister"},
+            "subjects": subjects})
+    };
+    let list = res("list", None, "", "namespaces", "", "");
+    let allowed = |p: &Policy, u: &UserInfo| matches!(p.authorize(u, &list), Decision::Allow { .. });
+    let alice = user("alice", &[]);
+    let sa = user("system:serviceaccount:ns1:robot", &["system:serviceaccounts"]);
+    let team = user("bob", &["team"]);
+
+    p.upsert(
+        "ClusterRoleBinding",
+        &binding(json!([{"kind": "User", "name": "alice"}])),
+    );
+    assert!(allowed(&p, &alice));
+    assert!(!allowed(&p, &sa) && !allowed(&p, &team));
+
+    // The same binding's new subjects replace the old ones.
+    p.upsert(
+        "ClusterRoleBinding",
+        &binding(json!([
+            {"kind": "ServiceAccount", "name": "robot", "namespace": "ns1"},
+            {"kind": "Group", "name": "team"},
+            // A ServiceAccount without namespace names no one in a ClusterRoleBinding.
+            {"kind": "ServiceAccount", "name": "alice"}
+        ])),
+    );
+    assert!(!allowed(&p, &alice));
+    assert!(allowed(&p, &sa) && allowed(&p, &team));
+
+    p.remove("ClusterRoleBinding", "", "b");
+    assert!(!allowed(&p, &sa) && !allowed(&p, &team));
+}

@@ -267,6 +267,15 @@ pub(crate) fn pem_certificates(pem: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// When the first certificate of a PEM bundle expires (Unix seconds); `None` when none parses.
+pub(crate) fn earliest_not_after(pem: &[u8]) -> Option<i64> {
+    pem_certificates(pem)
+        .iter()
+        .filter_map(|der| X509Certificate::from_der(der).ok())
+        .map(|(_, cert)| cert.validity().not_after.timestamp())
+        .min()
+}
+
 /// Whether the hub kubeconfig in `files` is valid (ocm-core.md §1.3): it matches the bootstrap
 /// kubeconfig's current context (server, proxy, CA path and data, cluster entry name), the key
 /// exists and the certificate parses, the certificate's `<cluster>:<agent>` matches the known names
@@ -363,6 +372,14 @@ mod tests {
 
     fn now() -> i64 {
         NOW
+    }
+
+    #[test]
+    fn the_first_expiry_of_a_bundle_is_found() {
+        let pem = cert("system:open-cluster-management:c1:a1");
+        let expiry = earliest_not_after(&pem).unwrap();
+        assert!(NOW < expiry && expiry < LATER);
+        assert_eq!(earliest_not_after(b"not a certificate"), None);
     }
 
     #[test]

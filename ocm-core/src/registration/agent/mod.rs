@@ -255,6 +255,17 @@ pub(crate) struct Agent {
     pub agent: String,
     pub bootstrap: kube::config::Kubeconfig,
     pub metrics: ControllerMetrics,
+    /// The hub client of the current hub-kubeconfig files (see [`Agent::hub_client`]).
+    pub hub: std::sync::Arc<std::sync::Mutex<Option<CachedHubClient>>>,
+}
+
+/// A hub client and the hub-kubeconfig files it was built from.
+pub(crate) struct CachedHubClient {
+    /// The bytes of `kubeconfig`, `tls.crt` and `tls.key` when the client was built.
+    files: [Option<Vec<u8>>; 3],
+    /// When the first certificate of `tls.crt` expires (Unix seconds).
+    not_after: i64,
+    client: kube::Client,
 }
 
 /// Runs the registration agent: bootstraps if the hub kubeconfig is not valid, then renews the
@@ -279,6 +290,7 @@ pub async fn run(
         agent,
         bootstrap,
         metrics,
+        hub: Default::default(),
     };
     if !agent.hub_kubeconfig_valid() {
         tracing::info!(cluster = %agent.cluster, agent = %agent.agent, "hub kubeconfig not valid; bootstrapping");
@@ -308,12 +320,43 @@ impl Agent {
     }
 
     /// A hub client from the hub-kubeconfig directory, or [`AgentError::HubKubeconfigInvalid`].
+    ///
+    /// The client is kept while the directory's `kubeconfig`, `tls.crt` and `tls.key` keep their
+    /// bytes and the certificate has not expired: every loop of the agent then shares one client,
+    /// and so one connection to the hub, instead of parsing the kubeconfig and opening a TLS
+    /// connection per round (as upstream's agent builds its clients once). New files (a rotated
+    /// certificate) build a new client after the full validity check.
     pub(crate) async fn hub_client(&self) -> Result<kube::Client, AgentError> {
-        if !self.hub_kubeconfig_valid() {
-            return Err(AgentError::HubKubeconfigInvalid(
-                self.options.hub_kubeconfig_dir.clone(),
-            ));
+        let dir = &self.options.hub_kubeconfig_dir;
+        let files = [
+            secrets::keys::KUBECONFIG,
+            secrets::keys::TLS_CERT,
+            secrets::keys::TLS_KEY,
+        ]
+        .map(|name| std::fs::read(dir.join(name)).ok());
+        let now = chrono::Utc::now().timestamp();
+        {
+            let cached = self.hub.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(cached) = cached.as_ref()
+                && cached.files == files
+                && now < cached.not_after
+            {
+                return Ok(cached.client.clone());
+            }
         }
-        bootstrap::client_from_dir(&self.options.hub_kubeconfig_dir).await
+        if !self.hub_kubeconfig_valid() {
+            return Err(AgentError::HubKubeconfigInvalid(dir.clone()));
+        }
+        let client = bootstrap::client_from_dir(dir).await?;
+        let not_after = files[1]
+            .as_deref()
+            .and_then(kubeconfig::earliest_not_after)
+            .unwrap_or(now);
+        *self.hub.lock().unwrap_or_else(|e| e.into_inner()) = Some(CachedHubClient {
+            files,
+            not_after,
+            client: client.clone(),
+        });
+        Ok(client)
     }
 }
