@@ -219,6 +219,9 @@ pub async fn reconcile(api: &Api, ca: &SigningCa, csr: &Value) {
     }
 }
 
+/// How many CSRs are signed at once.
+const SIGNING_CONCURRENCY: usize = 16;
+
 /// Signs CSRs as they are approved, until the watch fails; then lists and watches again.
 pub async fn run(api: Api, ca: SigningCa) {
     let prefix = storage::resource_prefix("certificates.k8s.io", "certificatesigningrequests", None);
@@ -231,10 +234,12 @@ pub async fn run(api: Api, ca: SigningCa) {
                 continue;
             }
         };
-        for (_, stored) in &listed.items {
-            reconcile(&api, &ca, &stored.object).await;
-        }
-        let mut stream = match api.storage.watch(&prefix, listed.rv).await {
+        futures::stream::iter(&listed.items)
+            .for_each_concurrent(SIGNING_CONCURRENCY, |(_, stored)| {
+                reconcile(&api, &ca, &stored.object)
+            })
+            .await;
+        let stream = match api.storage.watch(&prefix, listed.rv).await {
             Ok(s) => s,
             Err(error) => {
                 tracing::warn!(%error, "csr signing: cannot watch CSRs");
@@ -242,15 +247,21 @@ pub async fn run(api: Api, ca: SigningCa) {
                 continue;
             }
         };
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(WatchItem::Event(event)) if event.kind != storage::EventType::Deleted => {
-                    reconcile(&api, &ca, &event.object).await;
-                }
-                Ok(_) => {}
-                Err(_) => break,
-            }
-        }
+        // Until the watch fails; CSRs are signed side by side (each signature and durable status
+        // write takes milliseconds, and a thousand agents may be waiting).
+        stream
+            .take_while(|item| std::future::ready(item.is_ok()))
+            .filter_map(|item| {
+                std::future::ready(match item {
+                    Ok(WatchItem::Event(event)) if event.kind != storage::EventType::Deleted => Some(event),
+                    _ => None,
+                })
+            })
+            .for_each_concurrent(SIGNING_CONCURRENCY, |event| {
+                let (api, ca) = (&api, &ca);
+                async move { reconcile(api, ca, &event.object).await }
+            })
+            .await;
     }
 }
 

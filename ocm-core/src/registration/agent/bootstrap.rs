@@ -3,11 +3,13 @@
 
 use std::{collections::BTreeMap, path::Path};
 
+use futures::StreamExt;
 use k8s_openapi::{
     ByteString,
     api::{certificates::v1::CertificateSigningRequest, core::v1::Secret},
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
+use kube::runtime::watcher;
 use kube::{Api, api::PostParams};
 use ocm_api::{
     cluster::v1::{ClientConfig, ManagedCluster, ManagedClusterSpec},
@@ -282,13 +284,26 @@ pub(crate) async fn request_certificate(
     )
     .await?;
     tracing::info!(cluster = %agent.cluster, csr = %name, "CSRCreated");
-    loop {
-        tokio::time::sleep(agent.options.poll_period).await;
-        let current = match csrs.get_opt(&name).await {
-            Ok(Some(c)) => c,
+    // Watch the CSR (as upstream's agent does with its CSR informer) instead of polling it: the
+    // certificate is picked up as soon as it is issued, and a waiting agent costs the hub nothing.
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let mut events = std::pin::pin!(watcher::watcher(csrs, config));
+    let mut listed = false;
+    while let Some(event) = events.next().await {
+        let current = match event {
+            Ok(watcher::Event::Apply(c) | watcher::Event::InitApply(c)) => {
+                listed = true;
+                c
+            }
             // The CSR is gone (cleaned up on the hub): start over.
-            Ok(None) => return Ok(None),
-            Err(source) => return Err(AgentError::GetCsr { name, source }),
+            Ok(watcher::Event::Delete(_)) => return Ok(None),
+            Ok(watcher::Event::Init) => {
+                listed = false;
+                continue;
+            }
+            Ok(watcher::Event::InitDone) if !listed => return Ok(None),
+            Ok(watcher::Event::InitDone) => continue,
+            Err(source) => return Err(AgentError::WatchCsr { name, source }),
         };
         let denied = current
             .status
@@ -307,6 +322,7 @@ pub(crate) async fn request_certificate(
             return Ok(None);
         }
     }
+    Ok(None)
 }
 
 /// Bootstraps: with the bootstrap kubeconfig, ensure the ManagedCluster and get a certificate

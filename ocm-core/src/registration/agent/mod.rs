@@ -86,6 +86,14 @@ pub enum AgentError {
         /// The API error.
         source: kube::Error,
     },
+    /// Watching the CSR for its certificate failed.
+    #[error("watching CSR {name}: {source}")]
+    WatchCsr {
+        /// The CSR.
+        name: String,
+        /// The watch error.
+        source: kube::runtime::watcher::Error,
+    },
     /// Reading or creating the ManagedCluster failed.
     #[error("ensuring ManagedCluster {name}: {source}")]
     EnsureCluster {
