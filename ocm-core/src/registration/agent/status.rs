@@ -4,6 +4,9 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
+use futures::{StreamExt, stream::BoxStream};
+use kube::runtime::{WatchStreamExt, watcher};
+
 use k8s_openapi::{
     api::core::v1::Node,
     apimachinery::pkg::{api::resource::Quantity, apis::meta::v1::Time},
@@ -108,15 +111,27 @@ pub enum Round {
     FailureInGrace,
 }
 
+/// The longest the status loop waits between two looks while the cluster waits for acceptance
+/// (besides the watch that wakes it at once, see [`run`]).
+pub const MAX_ACCEPTANCE_POLL: Duration = Duration::from_secs(8);
+
 /// How long the status loop waits after a round (`None`: the round failed): the health-check
-/// period after a report; the poll period while the cluster waits for acceptance, so that it
-/// reports Joined soon after the hub accepts it instead of a whole period later; 5 s while an
-/// API-server failure is in its grace; the poll period (at least 1 s) after an error. Never more
-/// than the health-check period.
-pub fn wait_after(round: Option<Round>, healthcheck_period: Duration, poll_period: Duration) -> Duration {
+/// period after a report; while the cluster waits for acceptance, the poll period doubled for
+/// each round already spent waiting (`waited`, 0 for the first) up to [`MAX_ACCEPTANCE_POLL`],
+/// so that a thousand waiting agents do not load the hub with a request each per second; 5 s
+/// while an API-server failure is in its grace; the poll period (at least 1 s) after an error.
+/// Never more than the health-check period.
+pub fn wait_after(
+    round: Option<Round>,
+    healthcheck_period: Duration,
+    poll_period: Duration,
+    waited: u32,
+) -> Duration {
     let wait = match round {
         Some(Round::Reported) => healthcheck_period,
-        Some(Round::NotAccepted) => poll_period,
+        Some(Round::NotAccepted) => poll_period
+            .saturating_mul(1u32 << waited.min(16))
+            .min(MAX_ACCEPTANCE_POLL.max(poll_period)),
         Some(Round::FailureInGrace) => Duration::from_secs(5),
         None => poll_period.max(Duration::from_secs(1)),
     };
@@ -310,6 +325,11 @@ async fn patch_status(
 /// kubeconfig becomes invalid.
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut state = StatusState::default();
+    let mut waited = 0;
+    // While the cluster waits for acceptance, a watch of it wakes the loop as soon as the hub
+    // changes it (as upstream's agent is woken by its ManagedCluster informer); until the hub
+    // grants the agent its permissions the watch is refused and retried with backoff.
+    let mut changes: Option<BoxStream<'static, ()>> = None;
     loop {
         let hub = agent.hub_client().await?;
         let result = sync(agent, &hub, &mut state).await;
@@ -321,13 +341,41 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
                 None
             }
         };
-        tokio::time::sleep(wait_after(
+        let wait = wait_after(
             round,
             agent.options.cluster_healthcheck_period,
             agent.options.poll_period,
-        ))
-        .await;
+            waited,
+        );
+        if round == Some(Round::NotAccepted) {
+            waited = waited.saturating_add(1);
+            let changes = changes.get_or_insert_with(|| cluster_changes(&hub, &agent.cluster));
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                _ = changes.next() => {}
+            }
+        } else {
+            waited = 0;
+            changes = None;
+            tokio::time::sleep(wait).await;
+        }
     }
+}
+
+/// One item per change of the ManagedCluster `name` seen by a watch of it (errors are retried
+/// with kube's backoff and yield nothing).
+fn cluster_changes(hub: &kube::Client, name: &str) -> BoxStream<'static, ()> {
+    let api: Api<ManagedCluster> = Api::all(hub.clone());
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    watcher::watcher(api, config)
+        .default_backoff()
+        .filter_map(|event| {
+            std::future::ready(match event {
+                Ok(watcher::Event::Apply(_) | watcher::Event::InitApply(_)) => Some(()),
+                _ => None,
+            })
+        })
+        .boxed()
 }
 
 #[cfg(test)]
@@ -388,15 +436,27 @@ mod tests {
     }
 
     #[test]
-    fn a_cluster_waiting_for_acceptance_is_looked_at_again_within_the_poll_period() {
+    fn a_cluster_waiting_for_acceptance_is_looked_at_again_backing_off_to_a_cap() {
         let s = Duration::from_secs;
         let (period, poll) = (s(60), s(1));
-        assert_eq!(wait_after(Some(Round::Reported), period, poll), s(60));
-        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll), s(1));
-        assert_eq!(wait_after(Some(Round::FailureInGrace), period, poll), s(5));
-        assert_eq!(wait_after(None, period, Duration::from_millis(200)), s(1));
+        assert_eq!(wait_after(Some(Round::Reported), period, poll, 0), s(60));
+        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 0), s(1));
+        assert_eq!(wait_after(Some(Round::FailureInGrace), period, poll, 0), s(5));
+        assert_eq!(wait_after(None, period, Duration::from_millis(200), 0), s(1));
+        // Waiting for acceptance: doubled per round waited, up to MAX_ACCEPTANCE_POLL.
+        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 1), s(2));
+        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 2), s(4));
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, poll, 3),
+            MAX_ACCEPTANCE_POLL
+        );
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, poll, 40),
+            MAX_ACCEPTANCE_POLL
+        );
         // Never longer than the period itself.
-        assert_eq!(wait_after(Some(Round::NotAccepted), s(1), s(3)), s(1));
-        assert_eq!(wait_after(Some(Round::FailureInGrace), s(2), poll), s(2));
+        assert_eq!(wait_after(Some(Round::NotAccepted), s(1), s(3), 0), s(1));
+        assert_eq!(wait_after(Some(Round::NotAccepted), s(60), s(10), 2), s(10));
+        assert_eq!(wait_after(Some(Round::FailureInGrace), s(2), poll, 0), s(2));
     }
 }
