@@ -52,6 +52,7 @@ async fn renew(hub: &kube::Client, cluster: &str) -> Result<(), AgentError> {
 /// follows `spec.leaseDurationSeconds`. Returns only when the hub kubeconfig becomes invalid.
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut updating = false;
+    let mut waited = 0;
     loop {
         let hub = agent.hub_client().await?;
         let clusters: Api<ManagedCluster> = Api::all(hub.clone());
@@ -87,11 +88,17 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
                 tracing::warn!(cluster = %agent.cluster, error = %e, "reading the ManagedCluster failed");
             }
         }
-        // Not accepted yet: look again soon instead of waiting a whole lease period.
+        // Not accepted yet: look again soon (backing off, as the status loop does) instead of
+        // waiting a whole lease period.
         let wait = if updating {
+            waited = 0;
             jittered(period, rand::random())
         } else {
-            agent.options.poll_period.max(Duration::from_millis(200))
+            waited += 1;
+            super::status::acceptance_poll(
+                agent.options.poll_period.max(Duration::from_millis(200)),
+                waited - 1,
+            )
         };
         tokio::time::sleep(wait).await;
     }

@@ -4,9 +4,6 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use futures::{StreamExt, stream::BoxStream};
-use kube::runtime::{WatchStreamExt, watcher};
-
 use k8s_openapi::{
     api::core::v1::Node,
     apimachinery::pkg::{api::resource::Quantity, apis::meta::v1::Time},
@@ -111,9 +108,17 @@ pub enum Round {
     FailureInGrace,
 }
 
-/// The longest the status loop waits between two looks while the cluster waits for acceptance
-/// (besides the watch that wakes it at once, see [`run`]).
+/// The longest the status loop waits between two looks while the cluster waits for acceptance.
 pub const MAX_ACCEPTANCE_POLL: Duration = Duration::from_secs(8);
+
+/// How long to wait before looking again at a cluster that waits for acceptance, after
+/// `waited` looks: the poll period doubled per look, up to [`MAX_ACCEPTANCE_POLL`] (or the poll
+/// period when that is longer). The status and lease loops both wait so.
+pub fn acceptance_poll(poll_period: Duration, waited: u32) -> Duration {
+    poll_period
+        .saturating_mul(1u32 << waited.min(16))
+        .min(MAX_ACCEPTANCE_POLL.max(poll_period))
+}
 
 /// How long the status loop waits after a round (`None`: the round failed): the health-check
 /// period after a report; while the cluster waits for acceptance, the poll period doubled for
@@ -129,9 +134,7 @@ pub fn wait_after(
 ) -> Duration {
     let wait = match round {
         Some(Round::Reported) => healthcheck_period,
-        Some(Round::NotAccepted) => poll_period
-            .saturating_mul(1u32 << waited.min(16))
-            .min(MAX_ACCEPTANCE_POLL.max(poll_period)),
+        Some(Round::NotAccepted) => acceptance_poll(poll_period, waited),
         Some(Round::FailureInGrace) => Duration::from_secs(5),
         None => poll_period.max(Duration::from_secs(1)),
     };
@@ -326,10 +329,6 @@ async fn patch_status(
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut state = StatusState::default();
     let mut waited = 0;
-    // While the cluster waits for acceptance, a watch of it wakes the loop as soon as the hub
-    // changes it (as upstream's agent is woken by its ManagedCluster informer); until the hub
-    // grants the agent its permissions the watch is refused and retried with backoff.
-    let mut changes: Option<BoxStream<'static, ()>> = None;
     loop {
         let hub = agent.hub_client().await?;
         let result = sync(agent, &hub, &mut state).await;
@@ -347,35 +346,13 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
             agent.options.poll_period,
             waited,
         );
-        if round == Some(Round::NotAccepted) {
-            waited = waited.saturating_add(1);
-            let changes = changes.get_or_insert_with(|| cluster_changes(&hub, &agent.cluster));
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
-                _ = changes.next() => {}
-            }
+        waited = if round == Some(Round::NotAccepted) {
+            waited.saturating_add(1)
         } else {
-            waited = 0;
-            changes = None;
-            tokio::time::sleep(wait).await;
-        }
+            0
+        };
+        tokio::time::sleep(wait).await;
     }
-}
-
-/// One item per change of the ManagedCluster `name` seen by a watch of it (errors are retried
-/// with kube's backoff and yield nothing).
-fn cluster_changes(hub: &kube::Client, name: &str) -> BoxStream<'static, ()> {
-    let api: Api<ManagedCluster> = Api::all(hub.clone());
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    watcher::watcher(api, config)
-        .default_backoff()
-        .filter_map(|event| {
-            std::future::ready(match event {
-                Ok(watcher::Event::Apply(_) | watcher::Event::InitApply(_)) => Some(()),
-                _ => None,
-            })
-        })
-        .boxed()
 }
 
 #[cfg(test)]
