@@ -83,6 +83,8 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
                 }
             }
             Ok(None) => updating = false,
+            // Not yet permitted to read it: its permissions come with acceptance.
+            Err(kube::Error::Api(status)) if status.code == 403 => updating = false,
             Err(e) => {
                 updating = false;
                 tracing::warn!(cluster = %agent.cluster, error = %e, "reading the ManagedCluster failed");

@@ -144,14 +144,22 @@ pub fn wait_after(
 /// One round: compute the new status and patch it when it changed.
 async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<Round, AgentError> {
     let api: Api<ManagedCluster> = Api::all(hub.clone());
-    let Some(cluster) = api
-        .get_opt(&agent.cluster)
-        .await
-        .map_err(|source| AgentError::PatchStatus {
-            name: agent.cluster.clone(),
-            source,
-        })?
-    else {
+    let cluster = match api.get_opt(&agent.cluster).await {
+        Ok(cluster) => cluster,
+        // The cluster's permissions come with its acceptance: until then its own identity may
+        // not read it, which is routine while waiting.
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted (not yet permitted to read it)");
+            return Ok(Round::NotAccepted);
+        }
+        Err(source) => {
+            return Err(AgentError::PatchStatus {
+                name: agent.cluster.clone(),
+                source,
+            });
+        }
+    };
+    let Some(cluster) = cluster else {
         return Ok(Round::NotAccepted);
     };
     let old = cluster.status.clone().unwrap_or_default();
