@@ -6,11 +6,12 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use ocm_addon_framework::client::client_for;
 use ocm_controlplane::TestEnv;
 
+#[allow(clippy::expect_used, reason = "a test helper")]
 async fn hub_config(env: &TestEnv) -> kube::Config {
-    let kubeconfig = Kubeconfig::read_from(env.kubeconfig_path()).unwrap();
+    let kubeconfig = Kubeconfig::read_from(env.kubeconfig_path()).expect("the hub's kubeconfig");
     kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
-        .unwrap()
+        .expect("a configuration from the hub's kubeconfig")
 }
 
 #[tokio::test]
