@@ -57,7 +57,7 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
         let hub = agent.hub_client().await?;
         let clusters: Api<ManagedCluster> = Api::all(hub.clone());
         let mut period = lease_period(None);
-        match clusters.get_opt(&agent.cluster).await {
+        match super::status::own_cluster(&clusters, &agent.cluster).await {
             Ok(Some(cluster)) => {
                 period = lease_period(cluster.spec.lease_duration_seconds);
                 let accepted = cluster
@@ -83,8 +83,6 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
                 }
             }
             Ok(None) => updating = false,
-            // Not yet permitted to read it: its permissions come with acceptance.
-            Err(kube::Error::Api(status)) if status.code == 403 => updating = false,
             Err(e) => {
                 updating = false;
                 tracing::warn!(cluster = %agent.cluster, error = %e, "reading the ManagedCluster failed");
@@ -93,15 +91,11 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
         // Not accepted yet: look again soon (backing off, as the status loop does) instead of
         // waiting a whole lease period.
         let wait = if updating {
-            waited = 0;
             jittered(period, rand::random())
         } else {
-            waited += 1;
-            super::status::acceptance_poll(
-                agent.options.poll_period.max(Duration::from_millis(200)),
-                waited - 1,
-            )
+            super::status::acceptance_poll(agent.options.poll_period.max(Duration::from_millis(200)), waited)
         };
+        waited = if updating { 0 } else { waited.saturating_add(1) };
         tokio::time::sleep(wait).await;
     }
 }

@@ -141,24 +141,31 @@ pub fn wait_after(
     wait.min(healthcheck_period)
 }
 
+/// The agent's own ManagedCluster as its identity sees it: `None` while it does not exist, and
+/// also while the identity may not read it — the cluster's permissions come with its
+/// acceptance, so a `403` before then is routine. The status and lease loops both read it so.
+pub(crate) async fn own_cluster(
+    api: &Api<ManagedCluster>,
+    name: &str,
+) -> Result<Option<ManagedCluster>, kube::Error> {
+    match api.get_opt(name).await {
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            tracing::debug!(cluster = %name, "not (yet) permitted to read its ManagedCluster");
+            Ok(None)
+        }
+        read => read,
+    }
+}
+
 /// One round: compute the new status and patch it when it changed.
 async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<Round, AgentError> {
     let api: Api<ManagedCluster> = Api::all(hub.clone());
-    let cluster = match api.get_opt(&agent.cluster).await {
-        Ok(cluster) => cluster,
-        // The cluster's permissions come with its acceptance: until then its own identity may
-        // not read it, which is routine while waiting.
-        Err(kube::Error::Api(status)) if status.code == 403 => {
-            tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted (not yet permitted to read it)");
-            return Ok(Round::NotAccepted);
-        }
-        Err(source) => {
-            return Err(AgentError::PatchStatus {
-                name: agent.cluster.clone(),
-                source,
-            });
-        }
-    };
+    let cluster = own_cluster(&api, &agent.cluster)
+        .await
+        .map_err(|source| AgentError::PatchStatus {
+            name: agent.cluster.clone(),
+            source,
+        })?;
     let Some(cluster) = cluster else {
         return Ok(Round::NotAccepted);
     };
