@@ -25,7 +25,7 @@
 //! [`PARSED_TAIL`] changes, so that every other watcher of it shares the same parsed event (and its
 //! [`super::EncodedCache`]); older changes are parsed again by each watcher that replays them.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -114,6 +114,41 @@ struct Inner {
     horizon: u64,
     /// Reads at revisions up to this one expire even where the history still has them.
     read_horizon: u64,
+    /// Per resource type (`/group/resource/`), the newest revision of its changes dropped from
+    /// the history: a watcher of that type behind it missed a change and expires, while one
+    /// behind only other types' dropped changes goes on (as kube-apiserver's watch cache is per
+    /// resource, a quiet type's watchers are not expired by another type's churn).
+    dropped: HashMap<String, u64>,
+}
+
+impl Inner {
+    /// Drops the oldest change of the history.
+    fn drop_oldest(&mut self) {
+        let Some(dropped) = self.history.pop_front() else {
+            return;
+        };
+        self.horizon = self.horizon.max(dropped.rv);
+        if let Some(resource) = flush::resource_of(&dropped.key) {
+            match self.dropped.get_mut(resource) {
+                Some(rv) => *rv = (*rv).max(dropped.rv),
+                None => {
+                    self.dropped.insert(resource.to_string(), dropped.rv);
+                }
+            }
+        }
+    }
+
+    /// Whether a watcher of `prefix` whose cursor is `cursor` missed a change that the history
+    /// no longer has.
+    fn missed(&self, prefix: &str, cursor: u64) -> bool {
+        if cursor >= self.horizon {
+            return false;
+        }
+        match flush::resource_of(prefix) {
+            Some(resource) => self.dropped.get(resource).is_some_and(|rv| *rv > cursor),
+            None => true,
+        }
+    }
 }
 
 struct Shared {
@@ -242,6 +277,7 @@ impl MemoryStorage {
                     rv,
                     horizon: rv,
                     read_horizon: 0,
+                    dropped: HashMap::new(),
                 }),
                 durability,
                 capacity: options.history_capacity.max(1),
@@ -261,6 +297,7 @@ impl MemoryStorage {
                     rv: 0,
                     horizon: 0,
                     read_horizon: 0,
+                    dropped: HashMap::new(),
                 }),
                 durability: Durability::new(0),
                 capacity: MemoryStorageOptions::default().history_capacity,
@@ -353,13 +390,11 @@ impl MemoryStorage {
             old.leave_tail();
         }
         while inner.history.len() > self.shared.capacity {
-            if let Some(dropped) = inner.history.pop_front() {
-                inner.horizon = dropped.rv;
-            }
+            inner.drop_oldest();
         }
         drop(inner);
         if self.shared.flush.is_none() {
-            self.shared.durability.land(rv, Ok(()));
+            self.shared.durability.land(rv, Ok(()), [key]);
         }
         Ok(Stored {
             rv,
@@ -497,7 +532,7 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
         {
             let shared = st.shared.clone();
             let inner = lock(&shared);
-            if st.cursor < inner.horizon {
+            if inner.missed(&st.prefix, st.cursor) {
                 st.done = true;
                 let err = StorageError::ReadExpired {
                     requested: st.cursor,
@@ -505,6 +540,9 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
                 };
                 return Some((Err(err), st));
             }
+            // Only other types' changes left the history since the cursor: none was this
+            // watcher's.
+            st.cursor = st.cursor.max(inner.horizon);
             let durable = shared.durability.durable();
             if durable > st.cursor {
                 let start = inner.history.partition_point(|c| c.rv <= st.cursor);
@@ -608,7 +646,7 @@ impl Storage for MemoryStorage {
                 prefix: prefix.to_string(),
                 cursor: from,
                 pending: VecDeque::new(),
-                rx: self.shared.durability.subscribe(),
+                rx: self.shared.durability.subscribe_watcher(prefix),
                 done: false,
             };
             Ok(stream::unfold(state, next_item).boxed())
@@ -629,7 +667,7 @@ impl Storage for MemoryStorage {
         let mut inner = self.lock();
         let rv = rv.min(inner.rv);
         while inner.history.front().is_some_and(|c| c.rv <= rv) {
-            inner.history.pop_front();
+            inner.drop_oldest();
         }
         inner.horizon = inner.horizon.max(rv);
         drop(inner);

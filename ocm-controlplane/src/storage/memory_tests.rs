@@ -231,3 +231,89 @@ async fn concurrent_writes_are_committed_together_and_survive_a_reopen() {
     assert_eq!(s.current_rv(), 200);
     assert_eq!(s.list("/g/r/", None).await.unwrap().items.len(), 200);
 }
+
+/// A waker that counts its wake-ups.
+struct CountingWaker(std::sync::atomic::AtomicUsize);
+
+impl futures::task::ArcWake for CountingWaker {
+    fn wake_by_ref(arc_self: &Arc<Self>) {
+        arc_self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn watchers_wake_for_their_own_resource_type_only() {
+    use futures::StreamExt;
+    use std::sync::atomic::Ordering;
+    use std::task::{Context, Poll};
+    let s = MemoryStorage::in_memory();
+    let counter = Arc::new(CountingWaker(Default::default()));
+    let waker = futures::task::waker(counter.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut csrs = s
+        .watch("/certificates.k8s.io/certificatesigningrequests/", 0)
+        .await
+        .unwrap();
+    let mut all = s.watch("/", 0).await.unwrap();
+    assert!(csrs.poll_next_unpin(&mut cx).is_pending());
+    for i in 0..50 {
+        s.create(&format!("/coordination.k8s.io/leases/ns/{i}"), obj("l"))
+            .await
+            .unwrap();
+    }
+    // Nothing of its type changed: the CSR watcher was not woken.
+    assert_eq!(counter.0.load(Ordering::SeqCst), 0);
+    s.create("/certificates.k8s.io/certificatesigningrequests/c1", obj("c1"))
+        .await
+        .unwrap();
+    assert!(counter.0.load(Ordering::SeqCst) > 0);
+    let Poll::Ready(Some(Ok(WatchItem::Event(e)))) = csrs.poll_next_unpin(&mut cx) else {
+        panic!("the CSR's change is ready");
+    };
+    assert_eq!(
+        (e.rv, e.key.as_str()),
+        (51, "/certificates.k8s.io/certificatesigningrequests/c1")
+    );
+    // A watcher of every type is woken by each.
+    let all_counter = Arc::new(CountingWaker(Default::default()));
+    let all_waker = futures::task::waker(all_counter.clone());
+    let mut all_cx = Context::from_waker(&all_waker);
+    while let Poll::Ready(Some(Ok(_))) = all.poll_next_unpin(&mut all_cx) {}
+    s.create("/coordination.k8s.io/leases/ns/x", obj("x"))
+        .await
+        .unwrap();
+    assert!(all_counter.0.load(Ordering::SeqCst) > 0);
+    assert!(matches!(all.next().await, Some(Ok(WatchItem::Event(e))) if e.rv == 52));
+}
+
+#[tokio::test]
+async fn a_quiet_types_watcher_outlives_other_types_churn_but_not_its_own() {
+    use futures::StreamExt;
+    let s = MemoryStorage::open(MemoryStorageOptions {
+        history_capacity: 4,
+        database: None,
+    })
+    .unwrap();
+    s.create("/g/quiet/a", obj("a")).await.unwrap();
+    let mut quiet = s.watch("/g/quiet/", 1).await.unwrap();
+    let mut busy = s.watch("/g/busy/", 1).await.unwrap();
+    // Ten changes of another type push everything of the quiet type's past out of the history.
+    for i in 0..10 {
+        s.create(&format!("/g/busy/{i}"), obj("b")).await.unwrap();
+    }
+    assert_eq!(s.oldest_rv(), 7);
+    s.create("/g/quiet/b", obj("b")).await.unwrap();
+    // The quiet watcher missed nothing of its own: it goes on to its next change.
+    let next = quiet.next().await.unwrap().unwrap();
+    assert!(matches!(next, WatchItem::Event(e) if e.rv == 12 && e.key == "/g/quiet/b"));
+    // The busy watcher's changes 2..=7 are gone before it read them: it expires.
+    let mut expired = false;
+    while let Some(item) = busy.next().await {
+        match item {
+            Err(StorageError::ReadExpired { requested: 1, .. }) => expired = true,
+            Err(other) => panic!("unexpected error {other}"),
+            Ok(_) => {}
+        }
+    }
+    assert!(expired);
+}
