@@ -170,6 +170,14 @@ impl FieldSelector {
         self.0.is_empty()
     }
 
+    /// The value `field` must equal (`field=value` or `field==value`), if the selector says so.
+    pub fn required(&self, field: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(f, eq, _)| *eq && f == field)
+            .map(|(_, _, value)| value.as_str())
+    }
+
     /// Fields named by the selector.
     pub fn fields(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(f, _, _)| f.as_str())
@@ -178,8 +186,11 @@ impl FieldSelector {
 
 /// The value of a selectable field of an object (`metadata.name`, `spec.signerName`, ...).
 pub fn field_value(object: &Value, field: &str) -> Option<String> {
-    let pointer = format!("/{}", field.replace('.', "/"));
-    match object.pointer(&pointer) {
+    // Walked segment by segment: watchers test this for every event of their type.
+    let value = field
+        .split('.')
+        .try_fold(object, |value, segment| value.as_object()?.get(segment));
+    match value {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Bool(b)) => Some(b.to_string()),
         Some(Value::Number(n)) => Some(n.to_string()),
@@ -266,5 +277,16 @@ mod tests {
             FieldSelector::parse("metadata.name").unwrap_err(),
             "invalid selector: 'metadata.name'; can't understand 'metadata.name'"
         );
+        let csr =
+            serde_json::json!({"spec": {"signerName": "s", "usages": ["a"]}, "status": {"ok": true, "n": 3}});
+        assert_eq!(field_value(&csr, "spec.signerName").as_deref(), Some("s"));
+        assert_eq!(field_value(&csr, "status.ok").as_deref(), Some("true"));
+        assert_eq!(field_value(&csr, "status.n").as_deref(), Some("3"));
+        assert_eq!(field_value(&csr, "spec.usages"), None);
+        assert_eq!(field_value(&csr, "spec.signerName.deeper"), None);
+        assert_eq!(field_value(&csr, "metadata.name"), None);
+        let by_name = FieldSelector::parse("metadata.name==a,metadata.namespace!=x").unwrap();
+        assert_eq!(by_name.required("metadata.name"), Some("a"));
+        assert_eq!(by_name.required("metadata.namespace"), None);
     }
 }

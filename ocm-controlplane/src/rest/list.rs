@@ -279,6 +279,25 @@ impl ListItem for Arc<[u8]> {
     }
 }
 
+/// The storage prefix a LIST reads: the resource's (in the request's namespace), narrowed by a
+/// field selector that requires `metadata.namespace` (listing across namespaces) or
+/// `metadata.name` (then only keys starting with that name are read and tested), as
+/// kube-apiserver reads a single key for a name selector instead of testing every object —
+/// an agent's list of its own CertificateSigningRequest does not parse the whole fleet's.
+fn fetch_prefix(info: &ResourceInfo, ns: Option<&str>, field: &crate::selector::FieldSelector) -> String {
+    let ns = match (info.namespaced, ns) {
+        (true, None) => field.required("metadata.namespace").filter(|n| !n.is_empty()),
+        (_, ns) => ns,
+    };
+    let mut prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, ns);
+    if (!info.namespaced || ns.is_some())
+        && let Some(name) = field.required("metadata.name")
+    {
+        prefix.push_str(name);
+    }
+    prefix
+}
+
 impl Api {
     /// Waits (up to 3 s) until the store reaches `rv`; else kube-apiserver's 504.
     async fn wait_for_rv(&self, rv: u64) -> Result<(), ApiError> {
@@ -346,7 +365,7 @@ impl Api {
         } else {
             None
         };
-        let prefix = storage::resource_prefix(&info.storage_group, &info.storage_resource, ns);
+        let prefix = fetch_prefix(info, ns, &opts.field);
         let (at, start) = match &opts.cont {
             Some((rv, start)) => ((*rv > 0).then_some(*rv), Some(start.clone())),
             None => {
@@ -527,6 +546,41 @@ mod tests {
         assert_eq!(
             list_option_causes(Some("1"), Some("Bogus"), false, false)[0].message,
             "Unsupported value: \"Bogus\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        );
+    }
+
+    #[test]
+    fn name_and_namespace_field_selectors_narrow_what_a_list_reads() {
+        let registry = crate::registry::Registry::with_builtins();
+        let csrs = registry
+            .get("certificates.k8s.io", "v1", "certificatesigningrequests")
+            .unwrap();
+        let configmaps = registry.get("", "v1", "configmaps").unwrap();
+        let field = |s: &str| crate::selector::FieldSelector::parse(s).unwrap();
+        let csr_base = "/certificates.k8s.io/certificatesigningrequests/";
+        assert_eq!(fetch_prefix(&csrs, None, &field("")), csr_base);
+        assert_eq!(
+            fetch_prefix(&csrs, None, &field("metadata.name=c1")),
+            format!("{csr_base}c1")
+        );
+        // Only an equality narrows.
+        assert_eq!(fetch_prefix(&csrs, None, &field("metadata.name!=c1")), csr_base);
+        assert_eq!(
+            fetch_prefix(&configmaps, Some("a"), &field("")),
+            "/core/configmaps/a/"
+        );
+        assert_eq!(
+            fetch_prefix(&configmaps, Some("a"), &field("metadata.name==x,data.k=v")),
+            "/core/configmaps/a/x"
+        );
+        // Across namespaces a name alone cannot narrow the keys (`ns/name`); a namespace can.
+        assert_eq!(
+            fetch_prefix(&configmaps, None, &field("metadata.name=x")),
+            "/core/configmaps/"
+        );
+        assert_eq!(
+            fetch_prefix(&configmaps, None, &field("metadata.namespace=b,metadata.name=x")),
+            "/core/configmaps/b/x"
         );
     }
 
