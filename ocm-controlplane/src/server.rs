@@ -445,6 +445,7 @@ async fn respond(
             parts.uri.path(),
             &attributes,
             code,
+            started.elapsed(),
         );
     }
     tracing::debug!(

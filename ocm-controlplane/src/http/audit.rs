@@ -1,7 +1,8 @@
 //! The audit log (`--audit-log-path`): one JSON line per request with the time, the user and
 //! groups (after impersonation is not applied: the authenticated requester), the verb and
-//! resource as the authorizer sees them, the path and the response code. A watch is logged when
-//! its response starts.
+//! resource as the authorizer sees them, the path, the response code and the time the server took
+//! to answer (`latencyMicros`, from the request's arrival to its response's start). A watch is
+//! logged when its response starts.
 
 use std::io::Write;
 use std::path::Path;
@@ -35,8 +36,9 @@ impl AuditLog {
         path: &str,
         attributes: &Attributes,
         code: u16,
+        latency: std::time::Duration,
     ) {
-        let line = entry(
+        let mut line = entry(
             identity,
             method,
             path,
@@ -44,6 +46,7 @@ impl AuditLog {
             code,
             &crate::fieldmanager::now_rfc3339(),
         );
+        line["latencyMicros"] = json!(u64::try_from(latency.as_micros()).unwrap_or(u64::MAX));
         let mut file = self
             .file
             .lock()
@@ -138,6 +141,7 @@ mod tests {
             "/version",
             &crate::authorization::request::attributes("GET", "/version", &Default::default()),
             401,
+            std::time::Duration::from_micros(1500),
         );
         log.record(
             Some(&identity),
@@ -145,6 +149,7 @@ mod tests {
             "/api",
             &crate::authorization::request::attributes("GET", "/api", &Default::default()),
             200,
+            std::time::Duration::ZERO,
         );
         let text = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -153,6 +158,7 @@ mod tests {
             (lines[0]["user"].as_str(), lines[0]["code"].as_u64()),
             (Some(""), Some(401))
         );
+        assert_eq!(lines[0]["latencyMicros"], 1500);
         assert_eq!(lines[1]["user"], "alice");
     }
 }
