@@ -1,15 +1,15 @@
 //! Resident memory of the processes of a run: read when the agents start and when the last
 //! cluster is Available; the peak is the kernel's high-water mark (`VmHWM`) at the end, which
-//! no sampling interval can miss.
+//! no sampling interval can miss. And the CPU time each used in between.
 
 use serde::Serialize;
 
 use super::JoinError;
-use crate::load::rss;
 use crate::load::table::{Align, Table, mebibytes};
+use crate::load::{cpu, rss};
 
 /// One process's memory over the join.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProcessMemory {
     /// What the process is.
     pub process: String,
@@ -19,6 +19,8 @@ pub struct ProcessMemory {
     pub peak_bytes: u64,
     /// `VmRSS` when the last cluster became Available, bytes.
     pub end_bytes: u64,
+    /// CPU time (user and system) the process used from start to end, seconds.
+    pub cpu_s: f64,
 }
 
 impl ProcessMemory {
@@ -30,6 +32,7 @@ impl ProcessMemory {
             ("start", Align::Right),
             ("peak", Align::Right),
             ("end", Align::Right),
+            ("CPU", Align::Right),
         ]);
         for m in processes {
             t.push(vec![
@@ -37,6 +40,7 @@ impl ProcessMemory {
                 mebibytes(m.start_bytes),
                 mebibytes(m.peak_bytes),
                 mebibytes(m.end_bytes),
+                format!("{:.1} s", m.cpu_s),
             ]);
         }
         t.render()
@@ -46,7 +50,7 @@ impl ProcessMemory {
 /// The processes to watch and their first readings.
 #[derive(Debug, Clone)]
 pub struct MemoryWatch {
-    processes: Vec<(String, Option<u32>, u64)>,
+    processes: Vec<(String, Option<u32>, u64, std::time::Duration)>,
 }
 
 impl MemoryWatch {
@@ -54,7 +58,7 @@ impl MemoryWatch {
     pub fn start(processes: Vec<(String, Option<u32>)>) -> Result<Self, JoinError> {
         let processes = processes
             .into_iter()
-            .map(|(name, pid)| Ok((name, pid, rss::read(pid)?.rss_bytes)))
+            .map(|(name, pid)| Ok((name, pid, rss::read(pid)?.rss_bytes, cpu::read(pid)?)))
             .collect::<Result<Vec<_>, JoinError>>()?;
         Ok(Self { processes })
     }
@@ -63,13 +67,15 @@ impl MemoryWatch {
     pub fn finish(&self) -> Result<Vec<ProcessMemory>, JoinError> {
         self.processes
             .iter()
-            .map(|(name, pid, start_bytes)| {
+            .map(|(name, pid, start_bytes, start_cpu)| {
                 let now = rss::read(*pid)?;
+                let cpu = cpu::read(*pid)?.saturating_sub(*start_cpu);
                 Ok(ProcessMemory {
                     process: name.clone(),
                     start_bytes: *start_bytes,
                     peak_bytes: now.peak_bytes,
                     end_bytes: now.rss_bytes,
+                    cpu_s: cpu.as_secs_f64(),
                 })
             })
             .collect()

@@ -250,6 +250,7 @@ mod tests {
                 start_bytes: 1 << 20,
                 peak_bytes: 3 << 20,
                 end_bytes: 2 << 20,
+                cpu_s: 41.25,
             }],
             agent_failed_runs: 0,
             agent_rebootstraps: 0,
@@ -260,6 +261,7 @@ mod tests {
         assert!(text.contains("clusterroles"));
         assert!(text.contains("managednamespace"));
         assert!(text.contains("3.0 MiB"));
+        assert!(text.contains("41.2 s") || text.contains("41.3 s"), "{text}");
         assert_eq!(report.requests_per_cluster(), 1.0);
         let json: serde_json::Value = serde_json::from_str(&report.render_json().unwrap()).unwrap();
         assert_eq!(json["all_joined_s"], 12.5);
