@@ -101,8 +101,11 @@ struct StatusState {
 pub enum Round {
     /// The status was reported (or was already current).
     Reported,
-    /// The ManagedCluster does not exist yet or the hub has not accepted it: nothing was
-    /// reported, and Joined should follow acceptance quickly.
+    /// The ManagedCluster does not exist yet, or this identity may not read it yet (its
+    /// permissions come with acceptance): nothing was reported.
+    NotReadable,
+    /// The ManagedCluster is readable but the hub has not accepted it: nothing was reported,
+    /// and Joined should follow acceptance quickly.
     NotAccepted,
     /// The API server is failing but still within [`UNAVAILABLE_GRACE`]: later work was skipped.
     FailureInGrace,
@@ -123,7 +126,8 @@ pub fn acceptance_poll(poll_period: Duration, waited: u32) -> Duration {
 /// How long the status loop waits after a round (`None`: the round failed): the health-check
 /// period after a report; while the cluster waits for acceptance, the poll period doubled for
 /// each round already spent waiting (`waited`, 0 for the first) up to [`MAX_ACCEPTANCE_POLL`],
-/// so that a thousand waiting agents do not load the hub with a request each per second; 5 s
+/// so that a thousand waiting agents do not load the hub with a request each per second (see
+/// [`rounds_waited`] for when the count starts again); 5 s
 /// while an API-server failure is in its grace; the poll period (at least 1 s) after an error.
 /// Never more than the health-check period.
 pub fn wait_after(
@@ -134,11 +138,24 @@ pub fn wait_after(
 ) -> Duration {
     let wait = match round {
         Some(Round::Reported) => healthcheck_period,
-        Some(Round::NotAccepted) => acceptance_poll(poll_period, waited),
+        Some(Round::NotReadable | Round::NotAccepted) => acceptance_poll(poll_period, waited),
         Some(Round::FailureInGrace) => Duration::from_secs(5),
         None => poll_period.max(Duration::from_secs(1)),
     };
     wait.min(healthcheck_period)
+}
+
+/// How many rounds in a row the status loop has spent waiting for acceptance, counting `round`
+/// (`waited` before it, `previous` the round before): none after a report or a failure, and the
+/// count starts again at one when the cluster has just become readable — its permissions come
+/// with acceptance, whose condition follows within moments, so the next look is soon again
+/// rather than after the backed-off wait.
+pub fn rounds_waited(previous: Option<Round>, round: Option<Round>, waited: u32) -> u32 {
+    match (previous, round) {
+        (Some(Round::NotReadable), Some(Round::NotAccepted)) => 1,
+        (_, Some(Round::NotReadable | Round::NotAccepted)) => waited.saturating_add(1),
+        _ => 0,
+    }
 }
 
 /// The agent's own ManagedCluster as its identity sees it: `None` while it does not exist, and
@@ -167,7 +184,7 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
             source,
         })?;
     let Some(cluster) = cluster else {
-        return Ok(Round::NotAccepted);
+        return Ok(Round::NotReadable);
     };
     let old = cluster.status.clone().unwrap_or_default();
     let mut new = old.clone();
@@ -344,6 +361,7 @@ async fn patch_status(
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut state = StatusState::default();
     let mut waited = 0;
+    let mut previous = None;
     loop {
         let hub = agent.hub_client().await?;
         let result = sync(agent, &hub, &mut state).await;
@@ -355,17 +373,14 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
                 None
             }
         };
+        waited = rounds_waited(previous, round, waited);
+        previous = round;
         let wait = wait_after(
             round,
             agent.options.cluster_healthcheck_period,
             agent.options.poll_period,
-            waited,
+            waited.saturating_sub(1),
         );
-        waited = if round == Some(Round::NotAccepted) {
-            waited.saturating_add(1)
-        } else {
-            0
-        };
         tokio::time::sleep(wait).await;
     }
 }
@@ -447,8 +462,37 @@ mod tests {
             MAX_ACCEPTANCE_POLL
         );
         // Never longer than the period itself.
+        assert_eq!(wait_after(Some(Round::NotReadable), s(1), s(3), 0), s(1));
         assert_eq!(wait_after(Some(Round::NotAccepted), s(1), s(3), 0), s(1));
         assert_eq!(wait_after(Some(Round::NotAccepted), s(60), s(10), 2), s(10));
         assert_eq!(wait_after(Some(Round::FailureInGrace), s(2), poll, 0), s(2));
+    }
+
+    #[test]
+    fn the_wait_starts_short_again_once_the_cluster_becomes_readable() {
+        let (unreadable, readable) = (Some(Round::NotReadable), Some(Round::NotAccepted));
+        let mut waited = 0;
+        let mut previous = None;
+        let mut rounds = Vec::new();
+        for round in [
+            unreadable,
+            unreadable,
+            unreadable,
+            unreadable,
+            readable,
+            readable,
+            readable,
+            Some(Round::Reported),
+        ] {
+            waited = rounds_waited(previous, round, waited);
+            previous = round;
+            rounds.push(waited);
+        }
+        assert_eq!(rounds, [1, 2, 3, 4, 1, 2, 3, 0]);
+        // A failed round ends the count; waiting again starts it at one.
+        assert_eq!(rounds_waited(Some(Round::NotAccepted), None, 5), 0);
+        assert_eq!(rounds_waited(None, readable, 0), 1);
+        // Denied after acceptance: readable but not accepted, backing off as before.
+        assert_eq!(rounds_waited(readable, readable, 6), 7);
     }
 }
