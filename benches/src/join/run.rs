@@ -182,8 +182,12 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         })?;
     }
     sim.stop_all();
-    if hub.is_external() {
-        delete_run(&hub.client, &run_prefix).await?;
+    // The run's numbers are in: a cleanup that fails (an external hub keeping a cluster) is
+    // reported, not allowed to lose them.
+    if hub.is_external()
+        && let Err(cleanup) = delete_run(&hub.client, &run_prefix).await
+    {
+        tracing::error!(%cleanup, "cleaning up the run on the hub failed; delete its clusters by hand");
     }
     let reconciles = controllers.stop().await;
     let report = Report {
