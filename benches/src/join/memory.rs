@@ -5,8 +5,9 @@
 use serde::Serialize;
 
 use super::JoinError;
+use crate::load::rss;
 use crate::load::table::{Align, Table, mebibytes};
-use crate::load::{cpu, rss};
+use crate::work::cpu;
 
 /// One process's memory over the join.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -47,6 +48,12 @@ impl ProcessMemory {
     }
 }
 
+/// The CPU time process `pid` (this process for `None`) has used; zero once it is gone (its
+/// memory reading, taken beside, reports that).
+fn cpu_time(pid: Option<u32>) -> std::time::Duration {
+    cpu::read(pid.unwrap_or_else(std::process::id)).unwrap_or_default()
+}
+
 /// The processes to watch and their first readings.
 #[derive(Debug, Clone)]
 pub struct MemoryWatch {
@@ -58,7 +65,7 @@ impl MemoryWatch {
     pub fn start(processes: Vec<(String, Option<u32>)>) -> Result<Self, JoinError> {
         let processes = processes
             .into_iter()
-            .map(|(name, pid)| Ok((name, pid, rss::read(pid)?.rss_bytes, cpu::read(pid)?)))
+            .map(|(name, pid)| Ok((name, pid, rss::read(pid)?.rss_bytes, cpu_time(pid))))
             .collect::<Result<Vec<_>, JoinError>>()?;
         Ok(Self { processes })
     }
@@ -69,7 +76,7 @@ impl MemoryWatch {
             .iter()
             .map(|(name, pid, start_bytes, start_cpu)| {
                 let now = rss::read(*pid)?;
-                let cpu = cpu::read(*pid)?.saturating_sub(*start_cpu);
+                let cpu = cpu_time(*pid).saturating_sub(*start_cpu);
                 Ok(ProcessMemory {
                     process: name.clone(),
                     start_bytes: *start_bytes,

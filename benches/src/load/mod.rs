@@ -18,7 +18,6 @@
 //! | [`run`] | the order of the phases and the runtimes they run on |
 
 pub mod child;
-pub mod cpu;
 pub mod ops;
 pub mod options;
 pub mod report;
@@ -95,14 +94,6 @@ pub enum LoadError {
     #[error("reading the memory of {what}: {message}")]
     ReadMemory {
         /// `/proc/<pid>/status`.
-        what: String,
-        /// What went wrong.
-        message: String,
-    },
-    /// Reading a process's CPU time from /proc failed.
-    #[error("reading the CPU time of {what}: {message}")]
-    ReadCpu {
-        /// `/proc/<pid>/stat`.
         what: String,
         /// What went wrong.
         message: String,
