@@ -335,6 +335,13 @@ async fn serve(
     while connections.join_next().await.is_some() {}
 }
 
+/// Concurrent HTTP/2 streams (requests and watches) a client may have on one connection:
+/// kube-apiserver's default (`--http2-max-streams-per-connection`, 1 000 in its recommended
+/// options), not hyper's 200 — a client multiplexing a few hundred watches over one connection
+/// (the fleet simulator's store clients, a controller process with many informers) would wait
+/// for a stream here where kube-apiserver serves it.
+pub const HTTP2_MAX_STREAMS_PER_CONNECTION: u32 = 1000;
+
 /// One TLS connection: HTTP/1.1 or HTTP/2; on stop, in-flight requests finish and watches end.
 async fn serve_connection(
     tcp: tokio::net::TcpStream,
@@ -359,7 +366,10 @@ async fn serve_connection(
         let stop = service_stop.clone();
         async move { Ok::<_, std::convert::Infallible>(respond(state, chain, stop, req).await) }
     });
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http2()
+        .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION);
     let conn = builder.serve_connection(TokioIo::new(tls), service);
     tokio::pin!(conn);
     tokio::select! {

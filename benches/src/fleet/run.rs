@@ -98,7 +98,7 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
             &dir.path().join("hub-controllers.log"),
         )?)
     };
-    let spoke = Spoke::start(servers).await?;
+    let spoke = Spoke::start(servers, options.clusters).await?;
 
     let mut processes = Vec::new();
     if let Some(pid) = hub.pid() {
@@ -125,7 +125,7 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
     sim_options.bootstrap_limit = options.timeout;
     sim_options.rotate_every = options.rotate_every;
     let before_bytes = own_memory().0;
-    let sim = Simulator::start(spoke.client.clone(), sim_options).await?;
+    let sim = Simulator::start(spoke.clients.clone(), sim_options).await?;
     let start = Instant::now();
     let joined = wait_all_available(
         hub.client.clone(),

@@ -93,7 +93,7 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         )?,
         None => ControllersProcess::spawn(&hub.admin_kubeconfig, BOOTSTRAP_USER, &controllers_log)?,
     };
-    let spoke = Spoke::start(servers).await?;
+    let spoke = Spoke::start(servers, options.agents).await?;
     let mut sim_options = SimOptions::new(
         options.agents,
         run_prefix.clone(),
@@ -136,7 +136,7 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
     };
 
     // Prepares the spoke (CRDs, a namespace per cluster), then starts the agents in the background.
-    let sim = Simulator::start(spoke.client.clone(), sim_options).await?;
+    let sim = Simulator::start(spoke.clients.clone(), sim_options).await?;
     let start = Instant::now();
     let milestones = wait_all_available(
         hub.client.clone(),

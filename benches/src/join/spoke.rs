@@ -5,6 +5,7 @@
 //! agent still runs its full bootstrap, lease, status, rotation and add-on loops.
 
 use kube::Client;
+use ocm_testkit::sim::StoreClients;
 
 use super::JoinError;
 use crate::load::target::Target;
@@ -31,20 +32,23 @@ pub fn named_run_prefix(base: &str, own_hub: bool) -> String {
 pub struct Spoke {
     /// Keeps the server running.
     pub target: Target,
-    /// An admin client, shared by the agents.
-    pub client: Client,
+    /// Admin clients shared by the agents: HTTP/2, one connection per
+    /// [`ocm_testkit::sim::CLUSTERS_PER_CONNECTION`] clusters.
+    pub clients: StoreClients,
 }
 
 impl Spoke {
-    /// Starts the spoke (in memory) on `server_runtime`.
-    pub async fn start(server_runtime: &tokio::runtime::Handle) -> Result<Self, JoinError> {
+    /// Starts the spoke (in memory) on `server_runtime`, with clients for `clusters` clusters.
+    pub async fn start(server_runtime: &tokio::runtime::Handle, clusters: usize) -> Result<Self, JoinError> {
         let target = Target::embedded(server_runtime, None).await?;
-        let client = target
-            .clients(1)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| JoinError::PrepareHub("no spoke client".into()))?;
-        Ok(Self { target, client })
+        let clients = StoreClients::connect(&target.config, clusters)
+            .map_err(|e| JoinError::PrepareHub(format!("spoke clients: {e}")))?;
+        Ok(Self { target, clients })
+    }
+
+    /// A client of the spoke (the first cluster's).
+    pub fn client(&self) -> &Client {
+        self.clients.for_cluster(0)
     }
 }
 

@@ -19,12 +19,14 @@
 //!
 //! ```no_run
 //! # async fn example(bootstrap: std::path::PathBuf) -> Result<(), ocm_testkit::sim::SimError> {
-//! use ocm_testkit::sim::{SimOptions, Simulator, embedded_store};
+//! use ocm_testkit::sim::{SimOptions, Simulator, StoreClients, embedded_store};
 //!
-//! let (_store, spoke) = embedded_store().await?;
+//! let (store, _admin) = embedded_store().await?;
+//! // 5 000 clusters over 79 HTTP/2 connections to the store (one client would do for a few).
+//! let clients = StoreClients::of_env(&store, 5000).await?;
 //! let dir = tempfile::tempdir().map_err(|e| ocm_testkit::sim::SimError::Dir(e.to_string()))?;
 //! let options = SimOptions::new(5000, "sim", bootstrap, dir.path().to_path_buf());
-//! let fleet = Simulator::start(spoke, options).await?;
+//! let fleet = Simulator::start(clients, options).await?;
 //! // ... watch the hub's ManagedClusters; fleet.pause(7), fleet.resume(7), fleet.remove(8) ...
 //! # drop(fleet);
 //! # Ok(())
@@ -33,6 +35,7 @@
 
 mod cluster;
 mod options;
+mod store;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,6 +50,7 @@ use tokio::time::Instant;
 use cluster::SimCluster;
 pub use cluster::SimCounters;
 pub use options::{AddonAgent, SimClusterContext, SimOptions};
+pub use store::{CLUSTERS_PER_CONNECTION, StoreClients};
 
 /// How often a starting cluster's hub-kubeconfig directory is looked at.
 const BOOTSTRAP_POLL: Duration = Duration::from_millis(100);
@@ -66,6 +70,9 @@ pub enum SimError {
     /// A directory could not be made.
     #[error("making a directory: {0}")]
     Dir(String),
+    /// A client of the store could not be built.
+    #[error("building a client of the shared store: {0}")]
+    StoreClient(String),
 }
 
 /// Starts an embedded control plane (in memory, on the current runtime) to be the store of a
@@ -126,14 +133,19 @@ impl Drop for Simulator {
 }
 
 impl Simulator {
-    /// Installs the managed-cluster CRDs into the store `spoke` (ClusterClaims,
-    /// AppliedManifestWorks), creates every cluster's namespace there, and starts the clusters'
-    /// agents in the background — at most [`SimOptions::concurrency`] bootstrapping at a time —
-    /// returning at once; [`Simulator::started`] says when each started.
+    /// Installs the managed-cluster CRDs into the store (ClusterClaims, AppliedManifestWorks),
+    /// creates every cluster's namespace there, and starts the clusters' agents in the background
+    /// — at most [`SimOptions::concurrency`] bootstrapping at a time — returning at once;
+    /// [`Simulator::started`] says when each started.
+    ///
+    /// `store` is one client of the store, or [`StoreClients`] spreading thousands of clusters
+    /// over several connections ([`StoreClients::connect`]).
     ///
     /// # Errors
     /// The store refused the CRDs or a namespace.
-    pub async fn start(spoke: kube::Client, options: SimOptions) -> Result<Self, SimError> {
+    pub async fn start(store: impl Into<StoreClients>, options: SimOptions) -> Result<Self, SimError> {
+        let store = store.into();
+        let spoke = store.for_cluster(0).clone();
         let crds = ocm_core::crds::generated(&[InstallTarget::Managed])
             .map_err(|e| SimError::InstallCrds(e.to_string()))?
             .into_iter()
@@ -150,7 +162,7 @@ impl Simulator {
                 Arc::new(SimCluster::new(SimClusterContext {
                     name: options.cluster_name(index),
                     index,
-                    spoke: spoke.clone(),
+                    spoke: store.for_cluster(index).clone(),
                     namespace: options.cluster_namespace(index),
                     hub_kubeconfig_dir: options.hub_kubeconfig_dir(index),
                 }))
