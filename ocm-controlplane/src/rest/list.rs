@@ -5,14 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Api, Reply, RequestContext, list_item, to_version};
 use crate::registry::ResourceInfo;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::{ApiError, Cause, Subject};
-use crate::storage::{self, Storage, StorageError};
+use crate::storage::{self, StorageError};
 
 /// Parsed list options.
 #[derive(Debug, Clone, Default)]
@@ -231,53 +230,22 @@ fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
     Ok((rv, start))
 }
 
-/// What a LIST read from storage: `(key, object)` in key order and the revision.
-type Fetched<T> = Result<(Vec<(String, T)>, u64), StorageError>;
-
-/// How a LIST reads its items from storage: parsed trees or serialized objects.
-trait ListItem: Sized + Send {
-    /// The objects under `prefix` (at `at`) and the revision they reflect.
-    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>>;
-
-    /// Whether the object passes the selectors of `opts`.
-    fn selected(&self, opts: &ListOptions) -> bool;
-}
-
-impl ListItem for Arc<Value> {
-    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>> {
-        Box::pin(async move {
-            let listed = storage.list(prefix, at).await?;
-            let items = listed.items.into_iter().map(|(k, s)| (k, s.object)).collect();
-            Ok((items, listed.rv))
-        })
-    }
-
-    fn selected(&self, opts: &ListOptions) -> bool {
-        opts.matches(self)
-    }
-}
-
-impl ListItem for Arc<[u8]> {
-    fn fetch<'a>(storage: &'a dyn Storage, prefix: &'a str, at: Option<u64>) -> BoxFuture<'a, Fetched<Self>> {
-        Box::pin(async move {
-            let listed = storage.list_encoded(prefix, at).await?;
-            let items = listed.items.into_iter().map(|(k, s)| (k, s.bytes)).collect();
-            Ok((items, listed.rv))
-        })
-    }
-
-    /// Without selectors every object passes unparsed; with a label selector only its labels
-    /// are read; with a field selector the object is parsed to test.
-    fn selected(&self, opts: &ListOptions) -> bool {
-        match (opts.label.is_empty(), opts.field.is_empty()) {
-            (true, true) => true,
-            (false, true) => {
-                crate::selector::labels_of_json(self).is_some_and(|labels| opts.label.matches(&labels))
-            }
-            _ => serde_json::from_slice::<Value>(self).is_ok_and(|object| opts.matches(&object)),
+/// Whether the stored object `bytes` passes the selectors of `opts`: without selectors every
+/// object passes unparsed; with a label selector only its labels are read; with a field selector
+/// the object is parsed to test. A LIST parses (or copies) only the objects that pass.
+fn selected(bytes: &[u8], opts: &ListOptions) -> bool {
+    match (opts.label.is_empty(), opts.field.is_empty()) {
+        (true, true) => true,
+        (false, true) => {
+            crate::selector::labels_of_json(bytes).is_some_and(|labels| opts.label.matches(&labels))
         }
+        _ => serde_json::from_slice::<Value>(bytes).is_ok_and(|object| opts.matches(&object)),
     }
 }
+
+/// A LIST's selected objects (key order), the revision they reflect, the continue token and the
+/// remaining item count.
+type Listed<T> = (Vec<(String, T)>, u64, Option<String>, Option<usize>);
 
 /// The storage prefix a LIST reads: the resource's (in the request's namespace), narrowed by a
 /// field selector that requires `metadata.namespace` (listing across namespaces) or
@@ -316,50 +284,34 @@ impl Api {
         Ok(())
     }
 
-    /// Objects of a LIST (key order) and the revision they reflect.
+    /// Objects of a LIST (key order) and the revision they reflect. The store's bytes are
+    /// selected first and only the selected objects are parsed: a label-selected list of a few
+    /// objects among thousands (an agent's managed namespaces, a cluster's add-ons) parses a few.
     pub async fn list_objects(
         &self,
         info: &ResourceInfo,
         ctx: &RequestContext,
         opts: &ListOptions,
-    ) -> Result<
-        (
-            Vec<(String, std::sync::Arc<Value>)>,
-            u64,
-            Option<String>,
-            Option<usize>,
-        ),
-        ApiError,
-    > {
-        self.list_items(info, ctx, opts).await
+    ) -> Result<Listed<Arc<Value>>, ApiError> {
+        let (items, rv, next, remaining) = self.list_encoded(info, ctx, opts).await?;
+        let items = items
+            .into_iter()
+            .map(|(key, bytes)| match serde_json::from_slice::<Value>(&bytes) {
+                Ok(object) => Ok((key, Arc::new(object))),
+                Err(source) => Err(ApiError::internal(StorageError::Encode { key, source })),
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        Ok((items, rv, next, remaining))
     }
 
     /// Objects of a LIST (key order) as the store keeps them (serialized), and the revision
-    /// they reflect; objects are parsed only to apply selectors.
+    /// they reflect; objects are parsed only to apply field selectors.
     pub async fn list_encoded(
         &self,
         info: &ResourceInfo,
         ctx: &RequestContext,
         opts: &ListOptions,
-    ) -> Result<
-        (
-            Vec<(String, std::sync::Arc<[u8]>)>,
-            u64,
-            Option<String>,
-            Option<usize>,
-        ),
-        ApiError,
-    > {
-        self.list_items(info, ctx, opts).await
-    }
-
-    /// Objects of a LIST, parsed or serialized as `T` is.
-    async fn list_items<T: ListItem>(
-        &self,
-        info: &ResourceInfo,
-        ctx: &RequestContext,
-        opts: &ListOptions,
-    ) -> Result<(Vec<(String, T)>, u64, Option<String>, Option<usize>), ApiError> {
+    ) -> Result<Listed<Arc<[u8]>>, ApiError> {
         let ns = if info.namespaced {
             ctx.namespace.as_deref()
         } else {
@@ -381,8 +333,8 @@ impl Api {
                 (at, None)
             }
         };
-        let (listed, listed_rv) = match T::fetch(self.storage.as_ref(), &prefix, at).await {
-            Ok(r) => r,
+        let (listed, listed_rv) = match self.storage.list_encoded(&prefix, at).await {
+            Ok(listed) => (listed.items, listed.rv),
             Err(StorageError::ReadExpired { .. }) if opts.cont.is_some() => {
                 let token = encode_continue_at_latest(start.as_deref().unwrap_or_default());
                 return Err(ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.").with_metadata_continue(token));
@@ -410,7 +362,8 @@ impl Api {
             {
                 continue;
             }
-            if !object.selected(opts) {
+            let object = object.bytes;
+            if !selected(&object, opts) {
                 continue;
             }
             if opts.limit > 0 && items.len() >= opts.limit {
@@ -582,6 +535,32 @@ mod tests {
             fetch_prefix(&configmaps, None, &field("metadata.namespace=b,metadata.name=x")),
             "/core/configmaps/b/x"
         );
+    }
+
+    #[test]
+    fn stored_bytes_are_selected_by_their_labels_and_fields() {
+        let options = |label: &str, field: &str| ListOptions {
+            label: LabelSelector::parse(label).unwrap(),
+            field: FieldSelector::parse(field).unwrap(),
+            limit: 0,
+            cont: None,
+            rv: None,
+            rv_match: None,
+        };
+        let managed = br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a","labels":{"managed":"true"}},"status":{"phase":"Active"}}"#;
+        let other =
+            br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b"},"status":{"phase":"Active"}}"#;
+        assert!(selected(managed, &options("", "")));
+        assert!(selected(other, &options("", "")));
+        assert!(selected(managed, &options("managed=true", "")));
+        assert!(!selected(other, &options("managed=true", "")));
+        assert!(selected(other, &options("!managed", "")));
+        assert!(selected(managed, &options("managed", "metadata.name=a")));
+        assert!(!selected(managed, &options("managed", "metadata.name=b")));
+        assert!(!selected(other, &options("", "metadata.name=a")));
+        // Not JSON: never selected by a selector, passed through without one.
+        assert!(!selected(b"not json", &options("managed", "")));
+        assert!(!selected(b"not json", &options("", "metadata.name=a")));
     }
 
     #[test]
