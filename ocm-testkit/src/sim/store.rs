@@ -41,6 +41,17 @@ impl From<kube::Client> for StoreClients {
 }
 
 impl StoreClients {
+    /// These clients, cluster `n` on client `n % len`.
+    ///
+    /// # Errors
+    /// [`SimError::StoreClient`] when `clients` is empty.
+    pub fn new(clients: Vec<kube::Client>) -> Result<Self, SimError> {
+        if clients.is_empty() {
+            return Err(SimError::StoreClient("no clients given".into()));
+        }
+        Ok(Self { clients })
+    }
+
     /// HTTP/2 clients of the store `config` names, enough for `clusters` clusters at
     /// [`CLUSTERS_PER_CONNECTION`] a connection.
     ///
@@ -117,5 +128,8 @@ mod tests {
         assert!(!store.is_empty());
         let single = StoreClients::from(store.for_cluster(4).clone());
         assert_eq!(single.len(), 1);
+        assert!(StoreClients::new(Vec::new()).is_err());
+        let given = StoreClients::new(vec![single.for_cluster(0).clone(); 2]).unwrap();
+        assert_eq!(given.len(), 2);
     }
 }

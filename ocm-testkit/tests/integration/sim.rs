@@ -19,7 +19,7 @@ use ocm_api::meta::Condition;
 use ocm_api::names::conditions::cluster::managed_cluster;
 use ocm_api::names::labels;
 use ocm_api::work::v1::{AppliedManifestWork, ManifestWork};
-use ocm_testkit::sim::{AddonAgent, SimOptions, Simulator, embedded_store, process_memory};
+use ocm_testkit::sim::{AddonAgent, SimOptions, Simulator, StoreClients, embedded_store, process_memory};
 use ocm_testkit::{Fleet, FleetOptions};
 use serde_json::json;
 
@@ -76,7 +76,7 @@ async fn simulated_clusters_join_apply_works_run_addons_and_churn() {
         .await
         .unwrap();
     let hub = hub_fleet.hub_client();
-    let (_store, spoke) = embedded_store().await.unwrap();
+    let (store, spoke) = embedded_store().await.unwrap();
     let addon_runs = Arc::new(AtomicUsize::new(0));
     let runs = addon_runs.clone();
     let addon: AddonAgent = Arc::new(move |ctx| {
@@ -97,7 +97,11 @@ async fn simulated_clusters_join_apply_works_run_addons_and_churn() {
     options.status_sync_interval = Duration::from_secs(1);
     options.concurrency = 2;
     options.addon_agents = vec![addon];
-    let sim = Simulator::start(spoke.clone(), options).await.unwrap();
+    // Cluster 1 on an HTTP/2 client of the store, clusters 0 and 2 on kube's own client.
+    let http2 = StoreClients::of_env(&store, 3).await.unwrap();
+    let clients = StoreClients::new(vec![spoke.clone(), http2.for_cluster(0).clone()]).unwrap();
+    assert_eq!((http2.len(), clients.len()), (1, 2));
+    let sim = Simulator::start(clients, options).await.unwrap();
     let names: Vec<String> = sim.cluster_names().map(String::from).collect();
     assert_eq!(names.len(), 3);
     for name in &names {
