@@ -397,6 +397,14 @@ async fn handle_inner(
         Some("Strict") => FieldValidation::Strict,
         _ => FieldValidation::Warn,
     };
+    // The response's media type is negotiated before the request does anything, as
+    // kube-apiserver's handlers negotiate it first: a reply this server does not encode
+    // (protobuf) is refused 406 before a write is made or a list is read — a client told 406
+    // must not find its object created. Watches keep their JSON stream.
+    let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+    if accept == Some(Accept::Protobuf) && !is_watch {
+        return Ok(protobuf::not_acceptable(&not_acceptable()));
+    }
     let dry_run = dry_run_of(method, uri, &body)?;
     let ctx = RequestContext {
         namespace: target.namespace.clone(),
@@ -413,7 +421,6 @@ async fn handle_inner(
     };
     let api = &state.api;
     let force = q.get("force").is_some_and(|f| f == "true" || f == "1");
-    let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
     if body.len() > MAX_BODY {
         return Err(ApiError::new(
             413,

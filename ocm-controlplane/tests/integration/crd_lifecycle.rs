@@ -15,7 +15,7 @@ use kube::api::{
 use ocm_controlplane::TestEnv;
 use serde_json::{Value, json};
 
-use crate::garbage_collection::{create_namespace, eventually, unique};
+use crate::garbage_collection::{create_namespace, delete_namespace, eventually, unique};
 
 const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
@@ -358,4 +358,42 @@ async fn deleting_a_crd_honours_preconditions_and_dry_run() {
         crds.get_opt(&name).await.unwrap().is_none().then_some(())
     })
     .await;
+}
+
+/// kube-apiserver negotiates the response's media type before a handler runs: a create of a
+/// custom resource asking for protobuf only (which custom resources are never served in) is
+/// refused 406 and creates nothing — a client told 406 must not find the object written.
+#[tokio::test]
+async fn a_create_refused_406_for_its_accept_header_writes_nothing() {
+    let env = TestEnv::hub().await.unwrap();
+    let client = env.client().await.unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let group = format!("{}.example.com", unique("accept"));
+    let namespace = unique("crd-accept");
+    create_namespace(&client, &namespace).await;
+    crds.create(&PostParams::default(), &widget_crd(&group, true, None))
+        .await
+        .unwrap();
+    let api = widgets(&client, &group, Some(&namespace));
+    create_when_served(&api, &widget(&group, "served", &[])).await;
+
+    let body = serde_json::to_vec(&widget(&group, "refused", &[])).unwrap();
+    let request = hyper::http::Request::builder()
+        .method("POST")
+        .uri(format!("/apis/{group}/v1/namespaces/{namespace}/widgets"))
+        .header("content-type", "application/json")
+        .header("accept", "application/vnd.kubernetes.protobuf")
+        .body(kube::client::Body::from(body))
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    assert_eq!(response.status().as_u16(), 406);
+    assert!(
+        api.get_opt("refused").await.unwrap().is_none(),
+        "a create answered 406 created the object"
+    );
+
+    crds.delete(&format!("widgets.{group}"), &DeleteParams::default())
+        .await
+        .unwrap();
+    delete_namespace(&client, &namespace).await;
 }
