@@ -4,7 +4,6 @@
 //! namespace, `/livez`, `/version`, the Nodes and ClusterClaims, so one spoke is enough; each
 //! agent still runs its full bootstrap, lease, status, rotation and add-on loops.
 
-use kube::Client;
 use ocm_testkit::sim::StoreClients;
 
 use super::JoinError;
@@ -44,11 +43,6 @@ impl Spoke {
         let clients = StoreClients::connect(&target.config, clusters)
             .map_err(|e| JoinError::PrepareHub(format!("spoke clients: {e}")))?;
         Ok(Self { target, clients })
-    }
-
-    /// A client of the spoke (the first cluster's).
-    pub fn client(&self) -> &Client {
-        self.clients.for_cluster(0)
     }
 }
 
