@@ -103,13 +103,19 @@ impl TestEnv {
         self.handle.as_ref()
     }
 
-    /// An admin `kube::Client`.
-    pub async fn client(&self) -> Result<kube::Client, TestEnvError> {
+    /// The admin client configuration (of [`TestEnv::kubeconfig_path`]), for building clients of
+    /// another kind than [`TestEnv::client`]'s.
+    pub async fn config(&self) -> Result<kube::Config, TestEnvError> {
         let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig)
             .map_err(|e| TestEnvError::Client(e.to_string()))?;
-        let config = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
             .await
-            .map_err(|e| TestEnvError::Client(e.to_string()))?;
+            .map_err(|e| TestEnvError::Client(e.to_string()))
+    }
+
+    /// An admin `kube::Client`.
+    pub async fn client(&self) -> Result<kube::Client, TestEnvError> {
+        let config = self.config().await?;
         kube::Client::try_from(config).map_err(|e| TestEnvError::Client(e.to_string()))
     }
 

@@ -230,16 +230,40 @@ fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
     Ok((rv, start))
 }
 
-/// Whether the stored object `bytes` passes the selectors of `opts`: without selectors every
+/// What the selectors of a LIST made of one stored object.
+#[derive(Debug)]
+enum Selection {
+    /// Not selected.
+    Out,
+    /// Selected; `parsed` is the object's tree when testing it took a parse (a field selector),
+    /// so that a LIST answered as trees does not parse it again.
+    In { parsed: Option<Value> },
+}
+
+/// Tests the stored object `bytes` against the selectors of `opts`: without selectors every
 /// object passes unparsed; with a label selector only its labels are read; with a field selector
 /// the object is parsed to test. A LIST parses (or copies) only the objects that pass.
-fn selected(bytes: &[u8], opts: &ListOptions) -> bool {
-    match (opts.label.is_empty(), opts.field.is_empty()) {
-        (true, true) => true,
-        (false, true) => {
-            crate::selector::labels_of_json(bytes).is_some_and(|labels| opts.label.matches(&labels))
+fn select(bytes: &[u8], opts: &ListOptions) -> Selection {
+    let passes = |yes: bool, parsed: Option<Value>| {
+        if yes {
+            Selection::In { parsed }
+        } else {
+            Selection::Out
         }
-        _ => serde_json::from_slice::<Value>(bytes).is_ok_and(|object| opts.matches(&object)),
+    };
+    match (opts.label.is_empty(), opts.field.is_empty()) {
+        (true, true) => Selection::In { parsed: None },
+        (false, true) => passes(
+            crate::selector::labels_of_json(bytes).is_some_and(|labels| opts.label.matches(&labels)),
+            None,
+        ),
+        _ => match serde_json::from_slice::<Value>(bytes) {
+            Ok(object) => {
+                let yes = opts.matches(&object);
+                passes(yes, Some(object))
+            }
+            Err(_) => Selection::Out,
+        },
     }
 }
 
@@ -285,23 +309,27 @@ impl Api {
     }
 
     /// Objects of a LIST (key order) and the revision they reflect. The store's bytes are
-    /// selected first and only the selected objects are parsed: a label-selected list of a few
-    /// objects among thousands (an agent's managed namespaces, a cluster's add-ons) parses a few.
+    /// selected first and only the selected objects are parsed (once: a field selector's parse
+    /// is kept): a label-selected list of a few objects among thousands parses a few.
     pub async fn list_objects(
         &self,
         info: &ResourceInfo,
         ctx: &RequestContext,
         opts: &ListOptions,
     ) -> Result<Listed<Arc<Value>>, ApiError> {
-        let (items, rv, next, remaining) = self.list_encoded(info, ctx, opts).await?;
-        let items = items
-            .into_iter()
-            .map(|(key, bytes)| match serde_json::from_slice::<Value>(&bytes) {
-                Ok(object) => Ok((key, Arc::new(object))),
-                Err(source) => Err(ApiError::internal(StorageError::Encode { key, source })),
-            })
-            .collect::<Result<Vec<_>, ApiError>>()?;
-        Ok((items, rv, next, remaining))
+        self.list_selected(info, ctx, opts, |key, bytes, parsed| {
+            let object = match parsed {
+                Some(object) => object,
+                None => serde_json::from_slice::<Value>(&bytes).map_err(|source| {
+                    ApiError::internal(StorageError::Encode {
+                        key: key.to_string(),
+                        source,
+                    })
+                })?,
+            };
+            Ok(Arc::new(object))
+        })
+        .await
     }
 
     /// Objects of a LIST (key order) as the store keeps them (serialized), and the revision
@@ -312,6 +340,18 @@ impl Api {
         ctx: &RequestContext,
         opts: &ListOptions,
     ) -> Result<Listed<Arc<[u8]>>, ApiError> {
+        self.list_selected(info, ctx, opts, |_, bytes, _| Ok(bytes)).await
+    }
+
+    /// The selected objects of a LIST, each made into a `T` by `keep` from its key, its stored
+    /// bytes and its tree when selecting it took a parse.
+    async fn list_selected<T>(
+        &self,
+        info: &ResourceInfo,
+        ctx: &RequestContext,
+        opts: &ListOptions,
+        mut keep: impl FnMut(&str, Arc<[u8]>, Option<Value>) -> Result<T, ApiError>,
+    ) -> Result<Listed<T>, ApiError> {
         let ns = if info.namespaced {
             ctx.namespace.as_deref()
         } else {
@@ -362,10 +402,9 @@ impl Api {
             {
                 continue;
             }
-            let object = object.bytes;
-            if !selected(&object, opts) {
+            let Selection::In { parsed } = select(&object.bytes, opts) else {
                 continue;
-            }
+            };
             if opts.limit > 0 && items.len() >= opts.limit {
                 if next.is_none() {
                     next = Some(encode_continue(listed_rv, key.trim_start_matches(&base)));
@@ -373,7 +412,8 @@ impl Api {
                 remaining += 1;
                 continue;
             }
-            items.push((key, object));
+            let kept = keep(&key, object.bytes, parsed)?;
+            items.push((key, kept));
         }
         let remaining = if next.is_some() && opts.label.is_empty() && opts.field.is_empty() {
             Some(remaining)
@@ -550,17 +590,24 @@ mod tests {
         let managed = br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a","labels":{"managed":"true"}},"status":{"phase":"Active"}}"#;
         let other =
             br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b"},"status":{"phase":"Active"}}"#;
-        assert!(selected(managed, &options("", "")));
-        assert!(selected(other, &options("", "")));
-        assert!(selected(managed, &options("managed=true", "")));
-        assert!(!selected(other, &options("managed=true", "")));
-        assert!(selected(other, &options("!managed", "")));
-        assert!(selected(managed, &options("managed", "metadata.name=a")));
-        assert!(!selected(managed, &options("managed", "metadata.name=b")));
-        assert!(!selected(other, &options("", "metadata.name=a")));
+        let selected = |bytes: &[u8], label: &str, field: &str| match select(bytes, &options(label, field)) {
+            Selection::In { parsed } => Some(parsed.is_some()),
+            Selection::Out => None,
+        };
+        // Some(parsed?) when selected: only a field selector parses, and its tree is kept.
+        assert_eq!(selected(managed, "", ""), Some(false));
+        assert_eq!(selected(other, "", ""), Some(false));
+        assert_eq!(selected(managed, "managed=true", ""), Some(false));
+        assert_eq!(selected(other, "managed=true", ""), None);
+        assert_eq!(selected(other, "!managed", ""), Some(false));
+        assert_eq!(selected(managed, "managed", "metadata.name=a"), Some(true));
+        assert_eq!(selected(managed, "managed", "metadata.name=b"), None);
+        assert_eq!(selected(other, "", "metadata.name=a"), None);
+        assert_eq!(selected(other, "", "metadata.name=b"), Some(true));
         // Not JSON: never selected by a selector, passed through without one.
-        assert!(!selected(b"not json", &options("managed", "")));
-        assert!(!selected(b"not json", &options("", "metadata.name=a")));
+        assert_eq!(selected(b"not json", "managed", ""), None);
+        assert_eq!(selected(b"not json", "", "metadata.name=a"), None);
+        assert_eq!(selected(b"not json", "", ""), Some(false));
     }
 
     #[test]

@@ -72,12 +72,10 @@ impl StoreClients {
     /// # Errors
     /// [`SimError::StoreClient`] when the environment's kubeconfig cannot be read or used.
     pub async fn of_env(env: &TestEnv, clusters: usize) -> Result<Self, SimError> {
-        let kubeconfig = kube::config::Kubeconfig::read_from(env.kubeconfig_path())
+        let config = env
+            .config()
+            .await
             .map_err(|e| SimError::StoreClient(e.to_string()))?;
-        let config =
-            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| SimError::StoreClient(e.to_string()))?;
         Self::connect(&config, clusters)
     }
 
