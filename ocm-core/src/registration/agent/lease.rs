@@ -52,8 +52,9 @@ async fn renew(hub: &kube::Client, cluster: &str) -> Result<(), AgentError> {
 /// follows `spec.leaseDurationSeconds`. Returns only when the hub kubeconfig becomes invalid.
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut updating = false;
-    let mut waited = 0;
+    let mut accepted = agent.accepted.subscribe();
     loop {
+        accepted.mark_unchanged();
         let hub = agent.hub_client().await?;
         let clusters: Api<ManagedCluster> = Api::all(hub.clone());
         let mut period = lease_period(None);
@@ -88,15 +89,14 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
                 tracing::warn!(cluster = %agent.cluster, error = %e, "reading the ManagedCluster failed");
             }
         }
-        // Not accepted yet: look again soon (backing off, as the status loop does) instead of
-        // waiting a whole lease period.
-        let wait = if updating {
-            jittered(period, rand::random())
+        if updating {
+            tokio::time::sleep(jittered(period, rand::random())).await;
         } else {
-            super::status::acceptance_poll(agent.options.poll_period.max(Duration::from_millis(200)), waited)
-        };
-        waited = if updating { 0 } else { waited.saturating_add(1) };
-        tokio::time::sleep(wait).await;
+            // Not accepted (or not readable) yet: the status loop polls the cluster while it
+            // waits for acceptance; look again as soon as it saw the acceptance change, or after
+            // a lease period.
+            let _ = tokio::time::timeout(period, accepted.changed()).await;
+        }
     }
 }
 

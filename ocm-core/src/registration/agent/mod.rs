@@ -265,6 +265,9 @@ pub(crate) struct Agent {
     pub metrics: ControllerMetrics,
     /// The hub client of the current hub-kubeconfig files (see [`Agent::hub_client`]).
     pub hub: std::sync::Arc<std::sync::Mutex<Option<CachedHubClient>>>,
+    /// Whether the hub accepts the cluster, as the status loop last read it: the lease loop
+    /// waits on it while the cluster is not accepted instead of reading the cluster itself.
+    pub accepted: tokio::sync::watch::Sender<bool>,
 }
 
 /// A hub client and the hub-kubeconfig files it was built from.
@@ -299,6 +302,7 @@ pub async fn run(
         bootstrap,
         metrics,
         hub: Default::default(),
+        accepted: tokio::sync::watch::Sender::new(false),
     };
     if !agent.hub_kubeconfig_valid() {
         tracing::info!(cluster = %agent.cluster, agent = %agent.agent, "hub kubeconfig not valid; bootstrapping");

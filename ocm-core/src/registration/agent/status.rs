@@ -112,11 +112,12 @@ pub enum Round {
 }
 
 /// The longest the status loop waits between two looks while the cluster waits for acceptance.
-pub const MAX_ACCEPTANCE_POLL: Duration = Duration::from_secs(8);
+pub const MAX_ACCEPTANCE_POLL: Duration = Duration::from_secs(2);
 
 /// How long to wait before looking again at a cluster that waits for acceptance, after
 /// `waited` looks: the poll period doubled per look, up to [`MAX_ACCEPTANCE_POLL`] (or the poll
-/// period when that is longer). The status and lease loops both wait so.
+/// period when that is longer). The lease loop does not poll: it waits for the status loop to
+/// see the acceptance (`Agent::accepted`).
 pub fn acceptance_poll(poll_period: Duration, waited: u32) -> Duration {
     poll_period
         .saturating_mul(1u32 << waited.min(16))
@@ -184,15 +185,22 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
             source,
         })?;
     let Some(cluster) = cluster else {
+        agent
+            .accepted
+            .send_if_modified(|accepted| std::mem::replace(accepted, false));
         return Ok(Round::NotReadable);
     };
     let old = cluster.status.clone().unwrap_or_default();
     let mut new = old.clone();
     let now = Time(Timestamp::now());
-    if !conditions::is_true(
+    let accepted = conditions::is_true(
         old.conditions.as_deref().unwrap_or_default(),
         managed_cluster::HUB_ACCEPTED,
-    ) {
+    );
+    agent
+        .accepted
+        .send_if_modified(|current| std::mem::replace(current, accepted) != accepted);
+    if !accepted {
         tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted");
         return Ok(Round::NotAccepted);
     }
@@ -452,7 +460,10 @@ mod tests {
         assert_eq!(wait_after(None, period, Duration::from_millis(200), 0), s(1));
         // Waiting for acceptance: doubled per round waited, up to MAX_ACCEPTANCE_POLL.
         assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 1), s(2));
-        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 2), s(4));
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, Duration::from_millis(250), 2),
+            s(1)
+        );
         assert_eq!(
             wait_after(Some(Round::NotAccepted), period, poll, 3),
             MAX_ACCEPTANCE_POLL
