@@ -34,6 +34,7 @@ use serde_json::json;
 use super::cluster_cache::{ClusterCache, cached, up_to_date};
 use super::guarded;
 use super::informers::{HubInformers, run_alone};
+use super::own_writes::OwnWrites;
 use super::{Backoff, HubError, HubOptions, apply, is_not_found, publish, rbac, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -105,6 +106,8 @@ struct Context {
     backoff: Backoff,
     /// The clusters' namespaces and RBAC as last seen (see [`super::cluster_cache`]).
     cache: ClusterCache,
+    /// The hub controllers' writes of ManagedClusters the shared store has yet to show.
+    own_writes: Arc<OwnWrites>,
 }
 
 /// Runs the ManagedCluster controller until its watches stop.
@@ -141,6 +144,7 @@ pub(crate) fn controller(
             cluster_role_bindings: informers.cluster_role_bindings.store(),
             role_bindings: informers.role_bindings.store(),
         },
+        own_writes: informers.clusters.own_writes(),
     });
     let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
         .watches_shared_stream(informers.namespaces.touched(), cluster_of)
@@ -173,6 +177,9 @@ fn error_policy(cluster: Arc<ManagedCluster>, error: &AcceptError, ctx: Arc<Cont
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, AcceptError> {
+    if ctx.own_writes.behind(cluster.as_ref()) {
+        return Ok(Action::await_change());
+    }
     let name = cluster.name_any();
     let action = if cluster.metadata.deletion_timestamp.is_some() {
         cleanup(&cluster, &ctx).await?
@@ -207,8 +214,8 @@ async fn auto_accept(cluster: &ManagedCluster, ctx: &Context) -> Result<Action, 
     if !cluster.spec.hub_accepts_client.unwrap_or(false) {
         patch["spec"] = json!({"hubAcceptsClient": true});
     }
-    clusters(ctx)
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    ctx.own_writes
+        .noting(clusters(ctx).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)))
         .await
         .map_err(|source| AcceptError::PatchCluster {
             name: name.clone(),
@@ -566,7 +573,11 @@ async fn add_finalizer(
         name: name.clone(),
         source,
     })?;
-    match clusters(ctx).patch(&name, &PatchParams::default(), &patch).await {
+    match ctx
+        .own_writes
+        .noting(clusters(ctx).patch(&name, &PatchParams::default(), &patch))
+        .await
+    {
         Ok(updated) => Ok(Some(updated)),
         Err(error) if guarded::is_stale(&error) => {
             tracing::debug!(cluster = %name, "cluster finalizers changed since they were cached");
@@ -584,8 +595,8 @@ async fn patch_finalizers(
     let name = cluster.name_any();
     let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version(),
         "finalizers": finalizers}});
-    clusters(ctx)
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    ctx.own_writes
+        .noting(clusters(ctx).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)))
         .await
         .map_err(|source| AcceptError::PatchCluster { name, source })
 }
@@ -607,8 +618,8 @@ async fn set_condition(
     let name = cluster.name_any();
     let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
         "status": {"conditions": list}});
-    clusters(ctx)
-        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    ctx.own_writes
+        .noting(clusters(ctx).patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)))
         .await
         .map(|_| ())
         .map_err(|source| AcceptError::PatchCluster { name, source })

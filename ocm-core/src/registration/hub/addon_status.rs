@@ -35,6 +35,7 @@ use ocm_api::names::labels::{
 use serde_json::json;
 
 use super::informers::{HubInformers, run_alone};
+use super::own_writes::OwnWrites;
 use crate::metrics::ControllerMetrics;
 
 const CONTROLLER: &str = "addon-status";
@@ -123,6 +124,8 @@ struct Context {
     metrics: ControllerMetrics,
     /// Every ManagedClusterAddOn (the shared informer's store).
     addons: Store<ManagedClusterAddOn>,
+    /// The hub controllers' writes of ManagedClusters the shared store has yet to show.
+    own_writes: Arc<OwnWrites>,
 }
 
 /// Runs the add-on status controller until it stops.
@@ -160,6 +163,7 @@ pub(crate) fn controller(
         options,
         metrics,
         addons: informers.addons.store(),
+        own_writes: informers.clusters.own_writes(),
     });
     let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
         .watches_shared_stream(informers.addons.touched(), |addon: Arc<ManagedClusterAddOn>| {
@@ -194,6 +198,9 @@ fn addon_available(addon: &ManagedClusterAddOn) -> Option<Status> {
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, AddonStatusError> {
+    if ctx.own_writes.behind(cluster.as_ref()) {
+        return Ok(Action::await_change());
+    }
     let name = cluster.name_any();
     let available = cluster
         .status
@@ -272,8 +279,12 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         let changes = feature_label_changes(cluster.labels(), &states);
         if !changes.is_empty() {
             let patch = json!({"metadata": {"labels": changes}});
-            Api::<ManagedCluster>::all(ctx.client.clone())
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            ctx.own_writes
+                .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                ))
                 .await
                 .map_err(|source| AddonStatusError::PatchLabels {
                     cluster: name.clone(),

@@ -37,6 +37,7 @@ use tokio::task::JoinSet;
 
 use super::guarded;
 use super::informers::{Change, HubInformers, run_alone};
+use super::own_writes::OwnWrites;
 use crate::metrics::ControllerMetrics;
 
 const CONTROLLER: &str = "resource-cleanup";
@@ -238,6 +239,8 @@ struct Context {
     metrics: ControllerMetrics,
     /// Every ManagedCluster (the shared informer's store).
     clusters: Store<ManagedCluster>,
+    /// The hub controllers' writes of ManagedClusters the shared store has yet to show.
+    own_writes: Arc<OwnWrites>,
 }
 
 /// Runs the cleanup controller until its watch stops.
@@ -274,6 +277,7 @@ pub(crate) fn controller(
         options,
         metrics,
         clusters: informers.clusters.store(),
+        own_writes: informers.clusters.own_writes(),
     });
     let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
         .run(reconcile, error_policy, ctx.clone())
@@ -368,12 +372,12 @@ async fn set_deleting(
         return Ok(());
     }
     let name = cluster.name_any();
-    Api::<ManagedCluster>::all(ctx.client.clone())
-        .patch_status(
+    ctx.own_writes
+        .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch_status(
             &name,
             &PatchParams::default(),
             &Patch::Merge(&json!({"status": {"conditions": conditions}})),
-        )
+        ))
         .await
         .map_err(|source| CleanupError::PatchStatus {
             cluster: name,
@@ -390,8 +394,12 @@ async fn add_finalizer(ctx: &Context, cluster: &ManagedCluster) -> Result<(), Cl
     let operations = guarded::add_finalizer(&cluster.metadata, MANAGED_CLUSTER_RESOURCE_CLEANUP);
     let result = match guarded::json_patch(operations) {
         Ok(patch) => {
-            Api::<ManagedCluster>::all(ctx.client.clone())
-                .patch(&name, &PatchParams::default(), &patch)
+            ctx.own_writes
+                .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch(
+                    &name,
+                    &PatchParams::default(),
+                    &patch,
+                ))
                 .await
         }
         Err(error) => Err(error),
@@ -418,8 +426,13 @@ async fn patch_finalizers(
     let name = cluster.name_any();
     let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version(),
         "finalizers": finalizers}});
-    match Api::<ManagedCluster>::all(ctx.client.clone())
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    match ctx
+        .own_writes
+        .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        ))
         .await
     {
         Ok(_) => Ok(()),
@@ -433,6 +446,9 @@ async fn patch_finalizers(
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, CleanupError> {
+    if ctx.own_writes.behind(cluster.as_ref()) {
+        return Ok(Action::await_change());
+    }
     let has_finalizer = cluster
         .finalizers()
         .iter()

@@ -48,6 +48,7 @@ use ocm_api::names::labels;
 use serde::de::DeserializeOwned;
 
 use super::HubError;
+use super::own_writes::OwnWrites;
 
 /// The annotation `kubectl apply` keeps its last input in; no hub controller reads it.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -88,6 +89,8 @@ pub(crate) struct Informer<K: Informed> {
     /// Whether a controller subscribed or took the store: only then does [`HubInformers::run`]
     /// start the watch.
     used: AtomicBool,
+    /// The controllers' writes the store has not caught up with yet.
+    own_writes: Arc<OwnWrites>,
 }
 
 struct Subscribers<K> {
@@ -120,6 +123,7 @@ impl<K: Informed> Informer<K> {
                 senders: Vec::new(),
             }),
             used: AtomicBool::new(false),
+            own_writes: Arc::default(),
         })
     }
 
@@ -127,6 +131,12 @@ impl<K: Informed> Informer<K> {
     pub(crate) fn store(&self) -> Store<K> {
         self.used.store(true, Ordering::Relaxed);
         self.store.clone()
+    }
+
+    /// Where the controllers note their writes of this kind, and ask whether a cached copy is
+    /// older than one of them ([`OwnWrites`]); the informer forgets a write once its store holds it.
+    pub(crate) fn own_writes(&self) -> Arc<OwnWrites> {
+        self.own_writes.clone()
     }
 
     /// Every change, in order, from now on (and first the stored objects, if listed already).
@@ -208,12 +218,14 @@ impl<K: Informed> Informer<K> {
             writer.apply_watcher_event(&event);
             match event {
                 watcher::Event::Apply(object) => {
+                    self.own_writes.stored(&object);
                     let stored = self.store.get(&ObjectRef::from_obj(&object));
                     let mut subscribers = lock(&self.subscribers);
                     let change = Change::Applied(stored.unwrap_or_else(|| Arc::new(object)));
                     self.dispatch(&mut subscribers, &change);
                 }
                 watcher::Event::Delete(object) => {
+                    self.own_writes.deleted(&object);
                     let mut subscribers = lock(&self.subscribers);
                     self.dispatch(&mut subscribers, &Change::Deleted(Arc::new(object)));
                 }
@@ -224,10 +236,12 @@ impl<K: Informed> Informer<K> {
                     let mut subscribers = lock(&self.subscribers);
                     for gone in std::mem::take(&mut before_relist) {
                         if !present.contains(&ObjectRef::from_obj(gone.as_ref())) {
+                            self.own_writes.deleted(gone.as_ref());
                             self.dispatch(&mut subscribers, &Change::Deleted(gone));
                         }
                     }
                     for object in now {
+                        self.own_writes.stored(object.as_ref());
                         self.dispatch(&mut subscribers, &Change::Applied(object));
                     }
                     self.dispatch(&mut subscribers, &Change::Relisted);

@@ -31,6 +31,7 @@ use ocm_api::names::{annotations, labels, leases};
 use serde_json::json;
 
 use super::informers::{HubInformers, run_alone};
+use super::own_writes::OwnWrites;
 use super::{Backoff, HubError, publish, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -103,6 +104,8 @@ struct Context {
     last_renew: Mutex<HashMap<String, (Timestamp, bool)>>,
     /// The clusters' leases (the shared informer's store): read instead of the API server.
     leases: Store<Lease>,
+    /// The hub controllers' writes of ManagedClusters the shared store has yet to show.
+    own_writes: Arc<OwnWrites>,
 }
 
 /// Runs the lease controller until its watches stop.
@@ -129,6 +132,7 @@ pub(crate) fn controller(
         backoff: Backoff::default(),
         last_renew: Mutex::new(HashMap::new()),
         leases: informers.leases.store(),
+        own_writes: informers.clusters.own_writes(),
     });
     let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store())
         .watches_shared_stream(informers.leases.touched(), |lease: Arc<Lease>| {
@@ -158,6 +162,9 @@ fn error_policy(cluster: Arc<ManagedCluster>, error: &LeaseError, ctx: Arc<Conte
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, LeaseError> {
+    if ctx.own_writes.behind(cluster.as_ref()) {
+        return Ok(Action::await_change());
+    }
     let name = cluster.name_any();
     let list = cluster
         .status
@@ -246,8 +253,12 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
     if updated != list {
         let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
             "status": {"conditions": updated}});
-        Api::<ManagedCluster>::all(ctx.client.clone())
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        ctx.own_writes
+            .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            ))
             .await
             .map_err(|source| LeaseError::PatchStatus {
                 cluster: name.clone(),

@@ -23,6 +23,7 @@ pub mod csr_approval;
 mod guarded;
 mod informers;
 pub mod lease;
+mod own_writes;
 pub mod rbac;
 pub mod shared_roles;
 pub mod taint;

@@ -23,6 +23,7 @@ use ocm_api::names::taints;
 use serde_json::json;
 
 use super::informers::{HubInformers, run_alone};
+use super::own_writes::OwnWrites;
 use super::{Backoff, HubError, publish, recorder};
 use crate::metrics::ControllerMetrics;
 
@@ -91,6 +92,8 @@ struct Context {
     recorder: EventRecorder,
     metrics: ControllerMetrics,
     backoff: Backoff,
+    /// The hub controllers' writes of ManagedClusters the shared store has yet to show.
+    own_writes: Arc<OwnWrites>,
 }
 
 /// Runs the taint controller until its watch stops.
@@ -114,6 +117,7 @@ pub(crate) fn controller(
         client,
         metrics,
         backoff: Backoff::default(),
+        own_writes: informers.clusters.own_writes(),
     });
     let controller = Controller::for_shared_stream(informers.clusters.applied(), informers.clusters.store());
     async move {
@@ -133,7 +137,7 @@ fn error_policy(cluster: Arc<ManagedCluster>, error: &TaintError, ctx: Arc<Conte
 
 /// Gives the taints of `cluster` that have no `timeAdded` the current time (what the hub's
 /// admission does where it runs), with `cluster`'s resourceVersion as precondition.
-async fn stamp(api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<(), TaintError> {
+async fn stamp(ctx: &Context, api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<(), TaintError> {
     let written = cluster.spec.taints.as_deref().unwrap_or_default();
     let Some(stamped) = stamp_missing_times(written, &super::now()) else {
         return Ok(());
@@ -141,7 +145,8 @@ async fn stamp(api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<()
     let name = cluster.name_any();
     let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
         "spec": {"taints": stamped}});
-    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    ctx.own_writes
+        .noting(api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)))
         .await
         .map(|_| ())
         .map_err(|source| TaintError::PatchTaints {
@@ -152,6 +157,9 @@ async fn stamp(api: &Api<ManagedCluster>, cluster: &ManagedCluster) -> Result<()
 
 #[tracing::instrument(skip_all, fields(cluster = %cluster.name_any()))]
 async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Action, TaintError> {
+    if ctx.own_writes.behind(cluster.as_ref()) {
+        return Ok(Action::await_change());
+    }
     let name = cluster.name_any();
     if cluster.metadata.deletion_timestamp.is_none() {
         let list = cluster
@@ -165,8 +173,9 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
         if let Some(next) = desired_taints(current, available) {
             let patch = json!({"metadata": {"uid": cluster.uid(), "resourceVersion": cluster.resource_version()},
                 "spec": {"taints": next}});
-            let patched = api
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            let patched = ctx
+                .own_writes
+                .noting(api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)))
                 .await
                 .map_err(|source| TaintError::PatchTaints {
                     cluster: name.clone(),
@@ -185,10 +194,10 @@ async fn reconcile(cluster: Arc<ManagedCluster>, ctx: Arc<Context>) -> Result<Ac
             )
             .await;
             // No admission stamped the added taint (a hub without the webhooks): stamp it.
-            stamp(&api, &patched).await?;
+            stamp(&ctx, &api, &patched).await?;
         } else {
             // A stamp that did not land (its patch met another writer's change) is made now.
-            stamp(&api, &cluster).await?;
+            stamp(&ctx, &api, &cluster).await?;
         }
     }
     ctx.backoff.succeeded(&name);

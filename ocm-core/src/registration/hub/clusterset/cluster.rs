@@ -21,7 +21,7 @@ pub(super) async fn reconcile_cluster(
     ctx: Arc<Context>,
 ) -> Result<Action, ClusterSetError> {
     let name = cluster.name_any();
-    if cluster.metadata.deletion_timestamp.is_some() {
+    if cluster.metadata.deletion_timestamp.is_some() || ctx.own_writes.behind(cluster.as_ref()) {
         return Ok(Action::await_change());
     }
     if ctx.options.default_sets
@@ -29,8 +29,12 @@ pub(super) async fn reconcile_cluster(
     {
         let result = match super::super::guarded::json_patch(patch) {
             Ok(patch) => {
-                Api::<ManagedCluster>::all(ctx.client.clone())
-                    .patch(&name, &PatchParams::default(), &patch)
+                ctx.own_writes
+                    .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch(
+                        &name,
+                        &PatchParams::default(),
+                        &patch,
+                    ))
                     .await
             }
             Err(error) => Err(error),
@@ -65,12 +69,12 @@ pub(super) async fn reconcile_cluster(
         .unwrap_or_default();
     let wanted = managed_namespaces(cluster.labels(), &sets, &current);
     if wanted != current {
-        Api::<ManagedCluster>::all(ctx.client.clone())
-            .patch_status(
+        ctx.own_writes
+            .noting(Api::<ManagedCluster>::all(ctx.client.clone()).patch_status(
                 &name,
                 &PatchParams::default(),
                 &Patch::Merge(&json!({"status": {"managedNamespaces": wanted}})),
-            )
+            ))
             .await
             .map_err(|source| ClusterSetError::PatchStatus {
                 kind: "ManagedCluster",

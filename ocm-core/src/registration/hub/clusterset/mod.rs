@@ -243,6 +243,8 @@ struct Context {
     sets: Store<ManagedClusterSet>,
     options: ClusterSetOptions,
     metrics: ControllerMetrics,
+    /// The hub controllers' writes of ManagedClusters the shared store has yet to show.
+    own_writes: Arc<super::own_writes::OwnWrites>,
 }
 
 /// Runs the cluster-set controllers until one of them stops.
@@ -295,6 +297,7 @@ pub(crate) fn controllers(
         sets: informers.sets.store(),
         options,
         metrics,
+        own_writes: informers.clusters.own_writes(),
     });
 
     let set_status = Controller::for_shared_stream(informers.sets.applied(), informers.sets.store())
