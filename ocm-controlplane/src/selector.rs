@@ -5,6 +5,7 @@
 //! module only words its errors as kube-apiserver's 400 messages. Field selectors (which ocm-api
 //! does not have) are parsed here: `field=value`, `field==value`, `field!=value`, comma separated.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use ocm_api::selector::{Error as SelectorError, Selector};
@@ -184,16 +185,17 @@ impl FieldSelector {
     }
 }
 
-/// The value of a selectable field of an object (`metadata.name`, `spec.signerName`, ...).
-pub fn field_value(object: &Value, field: &str) -> Option<String> {
+/// The value of a selectable field of an object (`metadata.name`, `spec.signerName`, ...):
+/// borrowed when it is a string.
+pub fn field_value<'a>(object: &'a Value, field: &str) -> Option<Cow<'a, str>> {
     // Walked segment by segment: watchers test this for every event of their type.
     let value = field
         .split('.')
         .try_fold(object, |value, segment| value.as_object()?.get(segment));
     match value {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Bool(b)) => Some(b.to_string()),
-        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::String(s)) => Some(Cow::Borrowed(s)),
+        Some(Value::Bool(b)) => Some(Cow::Owned(b.to_string())),
+        Some(Value::Number(n)) => Some(Cow::Owned(n.to_string())),
         _ => None,
     }
 }

@@ -148,6 +148,11 @@ impl Api {
         let cache_key: std::sync::Arc<str> =
             std::sync::Arc::from(format!("{}|{}", info.api_version(), info.resource));
         let info = std::sync::Arc::new(info.clone());
+        // A name selector is tested on each change's key first (the name is its last segment):
+        // a thousand agents, each watching its own CertificateSigningRequest by name, skip every
+        // other CSR's change without walking the object.
+        let name_required: Option<std::sync::Arc<str>> =
+            opts.field.required("metadata.name").map(std::sync::Arc::from);
         let opts = std::sync::Arc::new(opts);
         let ns_prefix = std::sync::Arc::new(ns_prefix);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
@@ -179,6 +184,7 @@ impl Api {
             let opts = opts.clone();
             let ns_prefix = ns_prefix.clone();
             let cache_key = cache_key.clone();
+            let name_required = name_required.clone();
             async move {
                 if let Some(h) = st.head.next() {
                     return Some((h, st));
@@ -228,7 +234,11 @@ impl Api {
                         Some(Ok(WatchItem::Progress(_))) => {}
                         Some(Ok(WatchItem::Event(e))) => {
                             st.last_rv = e.rv;
-                            if !e.key.starts_with(ns_prefix.as_str()) {
+                            if !e.key.starts_with(ns_prefix.as_str())
+                                || name_required
+                                    .as_deref()
+                                    .is_some_and(|name| e.key.rsplit('/').next() != Some(name))
+                            {
                                 continue;
                             }
                             let now_matches = e.kind != EventType::Deleted && opts.matches(&e.object);

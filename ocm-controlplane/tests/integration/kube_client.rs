@@ -175,3 +175,106 @@ async fn ocm_crds_install_and_serve() {
     let err = api.create(&PostParams::default(), &bad).await.unwrap_err();
     assert!(matches!(err, kube::Error::Api(ref e) if e.code == 422), "{err:?}");
 }
+
+/// A watch selecting one name (in a namespace, and across namespaces) gets that object's events
+/// only — not those of names that begin or end like it, nor of the same name elsewhere — with
+/// their kinds, as kube-apiserver sends them.
+#[tokio::test]
+async fn a_name_selected_watch_sees_only_that_name() {
+    use crate::garbage_collection::{create_namespace, delete_namespace, unique};
+    let env = TestEnv::start().await.unwrap();
+    let client = env.client().await.unwrap();
+    let (ns, other) = (unique("watch-name"), unique("watch-name"));
+    create_namespace(&client, &ns).await;
+    create_namespace(&client, &other).await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let params = WatchParams::default().fields("metadata.name=w").timeout(20);
+    let mut here = api.watch(&params, &rv).await.unwrap().boxed();
+    let everywhere_api: Api<ConfigMap> = Api::all(client.clone());
+    let mut everywhere = everywhere_api.watch(&params, &rv).await.unwrap().boxed();
+
+    let elsewhere: Api<ConfigMap> = Api::namespaced(client.clone(), &other);
+    for name in ["wa", "aw", "w"] {
+        api.create(&PostParams::default(), &cm(name, &[("k", "1")]))
+            .await
+            .unwrap();
+    }
+    elsewhere
+        .create(&PostParams::default(), &cm("w", &[("k", "1")]))
+        .await
+        .unwrap();
+    for name in ["wa", "w"] {
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": "2"}})),
+        )
+        .await
+        .unwrap();
+    }
+    for name in ["aw", "w"] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+
+    async fn next_events(
+        stream: &mut (impl futures::Stream<Item = Result<WatchEvent<ConfigMap>, kube::Error>> + Unpin),
+        count: usize,
+    ) -> Vec<(&'static str, String, String)> {
+        let mut seen = Vec::new();
+        while seen.len() < count {
+            let event = tokio::time::timeout(Duration::from_secs(10), stream.next())
+                .await
+                .expect("an event within 10 s")
+                .expect("the watch is open")
+                .unwrap();
+            let (kind, object) = match event {
+                WatchEvent::Added(o) => ("ADDED", o),
+                WatchEvent::Modified(o) => ("MODIFIED", o),
+                WatchEvent::Deleted(o) => ("DELETED", o),
+                WatchEvent::Bookmark(_) => continue,
+                WatchEvent::Error(e) => panic!("{e:?}"),
+            };
+            seen.push((
+                kind,
+                object.metadata.namespace.unwrap_or_default(),
+                object.metadata.name.unwrap_or_default(),
+            ));
+        }
+        seen
+    }
+    let w = |kind: &'static str, ns: &str| (kind, ns.to_string(), "w".to_string());
+    assert_eq!(
+        next_events(&mut here, 3).await,
+        [w("ADDED", &ns), w("MODIFIED", &ns), w("DELETED", &ns)]
+    );
+    let mut across = next_events(&mut everywhere, 4).await;
+    across.sort();
+    let mut want = vec![
+        w("ADDED", &ns),
+        w("MODIFIED", &ns),
+        w("DELETED", &ns),
+        w("ADDED", &other),
+    ];
+    want.sort();
+    assert_eq!(across, want);
+    // Nothing else arrives: the next event, if any, is a bookmark or the end of the watch.
+    let extra = tokio::time::timeout(Duration::from_millis(500), here.next()).await;
+    assert!(
+        !matches!(
+            extra,
+            Ok(Some(Ok(WatchEvent::Added(_)
+                | WatchEvent::Modified(_)
+                | WatchEvent::Deleted(_))))
+        ),
+        "{extra:?}"
+    );
+    delete_namespace(&client, &ns).await;
+    delete_namespace(&client, &other).await;
+}
