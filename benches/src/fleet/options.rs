@@ -77,9 +77,13 @@ pub struct Options {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
-    /// Where temporary directories go.
+    /// Where temporary directories go (the hub's redb database, the hub controllers' log).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
+    /// Where the simulated clusters' hub-kubeconfig files go (default: /dev/shm, a tmpfs as a
+    /// real agent's mounted Secret is, when present; else the temporary directory).
+    #[arg(long)]
+    pub agents_dir: Option<PathBuf>,
     /// Internal: run the hub controllers against this admin kubeconfig (see `join-load`).
     #[arg(long, hide = true)]
     pub hub_controllers: Option<PathBuf>,

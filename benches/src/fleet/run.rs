@@ -20,7 +20,7 @@ use crate::join::hub::{BOOTSTRAP_USER, Hub};
 use crate::join::memory::MemoryWatch;
 use crate::join::progress::wait_all_available;
 use crate::join::report::JoinTimes;
-use crate::join::spoke::{Spoke, named_run_prefix};
+use crate::join::spoke::{Spoke, agent_files_dir, named_run_prefix};
 use crate::load::LoadError;
 
 fn runtime(name: &'static str) -> Result<tokio::runtime::Runtime, SimRunError> {
@@ -112,11 +112,12 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
     }
     let hub_memory = MemoryWatch::start(processes).map_err(SimRunError::from)?;
 
+    let clusters_dir = agent_files_dir(options.agents_dir.as_deref(), "fleet-sim-clusters-")?;
     let mut sim_options = SimOptions::new(
         options.clusters,
         prefix.clone(),
         bootstrap_path,
-        dir.path().join("clusters"),
+        clusters_dir.path().to_path_buf(),
     );
     sim_options.work_agents = !options.no_work_agents;
     sim_options.healthcheck_period = options.healthcheck_period;

@@ -52,9 +52,13 @@ pub struct Options {
     /// Run the hub in this process even when the binary exists.
     #[arg(long)]
     pub in_process_hub: bool,
-    /// Where temporary directories go (the hub's redb database, the agents' files).
+    /// Where temporary directories go (the hub's redb database, the hub controllers' log).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
+    /// Where the agents' hub-kubeconfig files go (default: /dev/shm, a tmpfs as a real agent's
+    /// mounted Secret is, when present; else the temporary directory).
+    #[arg(long)]
+    pub agents_dir: Option<PathBuf>,
     /// Copy the hub's audit log of the join (one JSON line per request) to this file.
     #[arg(long)]
     pub keep_audit_log: Option<PathBuf>,

@@ -14,7 +14,7 @@ use super::memory::MemoryWatch;
 use super::progress::wait_all_available;
 use super::report::{JoinTimes, Report};
 use super::requests::{Requests, log_length};
-use super::spoke::{Spoke, run_prefix};
+use super::spoke::{Spoke, agent_files_dir, run_prefix};
 use super::{JoinError, Options};
 use crate::load::LoadError;
 
@@ -94,11 +94,12 @@ async fn run(options: &Options, servers: &tokio::runtime::Handle) -> Result<Repo
         None => ControllersProcess::spawn(&hub.admin_kubeconfig, BOOTSTRAP_USER, &controllers_log)?,
     };
     let spoke = Spoke::start(servers, options.agents).await?;
+    let agents_dir = agent_files_dir(options.agents_dir.as_deref(), "join-load-agents-")?;
     let mut sim_options = SimOptions::new(
         options.agents,
         run_prefix.clone(),
         bootstrap_path,
-        dir.path().join("agents"),
+        agents_dir.path().to_path_buf(),
     );
     sim_options.work_agents = false;
     sim_options.concurrency = options.concurrency;

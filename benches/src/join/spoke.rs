@@ -27,6 +27,36 @@ pub fn named_run_prefix(base: &str, own_hub: bool) -> String {
     format!("{base}-{id:x}")
 }
 
+/// Where kubelet keeps a pod's mounted Secret volumes, and so a real agent its hub-kubeconfig
+/// files: a tmpfs. `/dev/shm` is one on Linux.
+const TMPFS: &str = "/dev/shm";
+
+/// A fresh directory for the agents' hub-kubeconfig files (named `prefix…`): under `chosen`, else
+/// on a tmpfs ([`TMPFS`]) when there is one, else in the system's temporary directory. On a
+/// disk, creating a thousand agents' files at once made the kernel's inode allocation a third of
+/// the harness's CPU (`perf`, ext4), which no real agent pays for its Secret volume.
+///
+/// # Errors
+/// [`JoinError::File`] when the directory cannot be created.
+pub fn agent_files_dir(
+    chosen: Option<&std::path::Path>,
+    prefix: &str,
+) -> Result<tempfile::TempDir, JoinError> {
+    let tmpfs = std::path::Path::new(TMPFS);
+    let parent = chosen.or_else(|| tmpfs.is_dir().then_some(tmpfs));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    match parent {
+        Some(parent) => builder.tempdir_in(parent),
+        None => builder.tempdir(),
+    }
+    .map_err(|source| JoinError::File {
+        what: "creating the agents' directory in",
+        path: parent.map_or_else(|| "the temporary directory".into(), |p| p.display().to_string()),
+        source,
+    })
+}
+
 /// The shared spoke.
 pub struct Spoke {
     /// Keeps the server running.
