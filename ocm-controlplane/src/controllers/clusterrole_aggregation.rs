@@ -338,7 +338,7 @@ mod tests {
             key: key(&name),
             rv: 1,
             object: Arc::new(object),
-            prev: None,
+            prev: Default::default(),
             encoded: Default::default(),
         }
     }

@@ -242,7 +242,7 @@ impl Api {
                                 continue;
                             }
                             let now_matches = e.kind != EventType::Deleted && opts.matches(&e.object);
-                            let was_matching = e.prev.as_ref().is_some_and(|p| opts.matches(p));
+                            let was_matching = e.prev.get().is_some_and(|p| opts.matches(p));
                             let kind = match (e.kind, was_matching, now_matches) {
                                 (EventType::Deleted, true, _) => "DELETED",
                                 (EventType::Deleted, false, _) => continue,
@@ -253,7 +253,7 @@ impl Api {
                             };
                             // An object that stopped matching is sent as it was (the last state the
                             // watcher saw) at the event's resourceVersion.
-                            let object = match (e.kind, kind, &e.prev) {
+                            let object = match (e.kind, kind, e.prev.get()) {
                                 (EventType::Deleted, _, _) | (_, "ADDED" | "MODIFIED", _) | (_, _, None) => {
                                     e.encoded.get_or_encode(&cache_key, || {
                                         to_version(&info, &e.object).map(|o| encode(&o))

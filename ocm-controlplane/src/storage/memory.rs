@@ -88,10 +88,7 @@ impl Change {
             key: self.key.clone(),
             rv: self.rv,
             object: Arc::new(parse(&self.key, &self.object)?),
-            prev: match &self.prev {
-                Some(prev) => Some(Arc::new(parse(&self.key, prev)?)),
-                None => None,
-            },
+            prev: super::Previous::serialized(self.prev.clone()),
             encoded: Default::default(),
         });
         if parsed.0 {

@@ -120,15 +120,23 @@ async fn watch_replays_from_retained_rv_then_follows_live() {
     let mut events = Vec::new();
     while events.len() < 2 {
         if let WatchItem::Event(e) = w.next().await.unwrap().unwrap() {
-            events.push((e.kind, e.rv));
+            // The object before the change, parsed when asked for: none for the create.
+            let prev_rv = e.prev.get().map(|p| p["metadata"]["resourceVersion"].clone());
+            events.push((e.kind, e.rv, prev_rv));
         }
     }
-    assert_eq!(events, vec![(EventType::Added, 1), (EventType::Modified, 3)]);
+    assert_eq!(
+        events,
+        vec![
+            (EventType::Added, 1, None),
+            (EventType::Modified, 3, Some(json!("1")))
+        ]
+    );
     s.delete("/g/r/ns/a", None).await.unwrap(); // 4
     loop {
         if let WatchItem::Event(e) = w.next().await.unwrap().unwrap() {
             assert_eq!((e.kind, e.rv), (EventType::Deleted, 4));
-            assert_eq!(e.prev.as_ref().unwrap()["metadata"]["resourceVersion"], "3");
+            assert_eq!(e.prev.get().unwrap()["metadata"]["resourceVersion"], "3");
             break;
         }
     }

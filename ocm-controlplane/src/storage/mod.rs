@@ -137,10 +137,40 @@ pub struct Event {
     pub rv: u64,
     /// The object after the change; for deletes the last state with `resourceVersion` = `rv`.
     pub object: Arc<Value>,
-    /// The object before the change (absent for creates).
-    pub prev: Option<Arc<Value>>,
+    /// The object before the change (absent for creates), parsed when first asked for.
+    pub prev: Previous,
     /// `object` serialized, per representation, by the first watcher that sent it.
     pub encoded: EncodedCache,
+}
+
+/// The object before a change, kept serialized and parsed on first use: only watches with
+/// selectors look at it (to tell an object that stopped matching), so the changes every other
+/// watcher reads are not parsed twice, nor held twice as trees.
+#[derive(Debug, Clone, Default)]
+pub struct Previous {
+    bytes: Option<Arc<[u8]>>,
+    parsed: Arc<std::sync::OnceLock<Option<Arc<Value>>>>,
+}
+
+impl Previous {
+    /// The stored bytes of the object before the change (`None` for a create).
+    pub fn serialized(bytes: Option<Arc<[u8]>>) -> Self {
+        Self {
+            bytes,
+            parsed: Arc::default(),
+        }
+    }
+
+    /// The object, parsed on the first call (`None` for a create, or bytes that are not JSON,
+    /// which the storage never writes).
+    pub fn get(&self) -> Option<&Arc<Value>> {
+        self.parsed
+            .get_or_init(|| {
+                let bytes = self.bytes.as_ref()?;
+                serde_json::from_slice(bytes).ok().map(Arc::new)
+            })
+            .as_ref()
+    }
 }
 
 /// What a watch stream yields.
