@@ -112,23 +112,32 @@ pub enum Round {
 }
 
 /// The longest the status loop waits between two looks while the cluster waits for acceptance.
-pub const MAX_ACCEPTANCE_POLL: Duration = Duration::from_secs(2);
+pub const MAX_ACCEPTANCE_POLL: Duration = Duration::from_secs(8);
+
+/// The longest wait between two looks during the first 16 s of waiting for acceptance.
+pub const SHORT_ACCEPTANCE_POLL: Duration = Duration::from_secs(2);
 
 /// How long to wait before looking again at a cluster that waits for acceptance, after
-/// `waited` looks: the poll period doubled per look, up to [`MAX_ACCEPTANCE_POLL`] (or the poll
-/// period when that is longer). The lease loop does not poll: it waits for the status loop to
-/// see the acceptance (`Agent::accepted`).
-pub fn acceptance_poll(poll_period: Duration, waited: u32) -> Duration {
+/// `waited` looks over `waited_for`: the poll period doubled per look, up to an eighth of the time
+/// waited so far, at least [`SHORT_ACCEPTANCE_POLL`] and at most [`MAX_ACCEPTANCE_POLL`] (or the
+/// poll period when that is longer). So a look comes at most an eighth of the wait after the
+/// acceptance it sees (about 2 s while a thousand clusters join in 20 s), and agents that wait
+/// minutes for a hub busy with thousands of clusters look every 8 s instead of every 2. The
+/// lease loop does not poll: it waits for the status loop to see the acceptance
+/// (`Agent::accepted`).
+pub fn acceptance_poll(poll_period: Duration, waited: u32, waited_for: Duration) -> Duration {
+    let cap = (waited_for / 8).clamp(SHORT_ACCEPTANCE_POLL, MAX_ACCEPTANCE_POLL);
     poll_period
         .saturating_mul(1u32 << waited.min(16))
-        .min(MAX_ACCEPTANCE_POLL.max(poll_period))
+        .min(cap.max(poll_period))
 }
 
 /// How long the status loop waits after a round (`None`: the round failed): the health-check
 /// period after a report; while the cluster waits for acceptance, the poll period doubled for
-/// each round already spent waiting (`waited`, 0 for the first) up to [`MAX_ACCEPTANCE_POLL`],
-/// so that a thousand waiting agents do not load the hub with a request each per second (see
-/// [`rounds_waited`] for when the count starts again); 5 s
+/// each round already spent waiting (`waited`, 0 for the first) up to a cap that grows with the
+/// time waited (`waited_for`; [`acceptance_poll`]), so that a thousand waiting agents do not load
+/// the hub with a request each per second (see [`rounds_waited`] for when the count starts
+/// again); 5 s
 /// while an API-server failure is in its grace; the poll period (at least 1 s) after an error.
 /// Never more than the health-check period.
 pub fn wait_after(
@@ -136,10 +145,11 @@ pub fn wait_after(
     healthcheck_period: Duration,
     poll_period: Duration,
     waited: u32,
+    waited_for: Duration,
 ) -> Duration {
     let wait = match round {
         Some(Round::Reported) => healthcheck_period,
-        Some(Round::NotReadable | Round::NotAccepted) => acceptance_poll(poll_period, waited),
+        Some(Round::NotReadable | Round::NotAccepted) => acceptance_poll(poll_period, waited, waited_for),
         Some(Round::FailureInGrace) => Duration::from_secs(5),
         None => poll_period.max(Duration::from_secs(1)),
     };
@@ -369,6 +379,8 @@ async fn patch_status(
 pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
     let mut state = StatusState::default();
     let mut waited = 0;
+    // When the current wait for acceptance began.
+    let mut waiting_since = None;
     let mut previous = None;
     loop {
         let hub = agent.hub_client().await?;
@@ -383,11 +395,19 @@ pub(crate) async fn run(agent: &Agent) -> Result<(), AgentError> {
         };
         waited = rounds_waited(previous, round, waited);
         previous = round;
+        let now = tokio::time::Instant::now();
+        let since = if waited == 0 {
+            waiting_since = None;
+            now
+        } else {
+            *waiting_since.get_or_insert(now)
+        };
         let wait = wait_after(
             round,
             agent.options.cluster_healthcheck_period,
             agent.options.poll_period,
             waited.saturating_sub(1),
+            now.duration_since(since),
         );
         tokio::time::sleep(wait).await;
     }
@@ -454,29 +474,76 @@ mod tests {
     fn a_cluster_waiting_for_acceptance_is_looked_at_again_backing_off_to_a_cap() {
         let s = Duration::from_secs;
         let (period, poll) = (s(60), s(1));
-        assert_eq!(wait_after(Some(Round::Reported), period, poll, 0), s(60));
-        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 0), s(1));
-        assert_eq!(wait_after(Some(Round::FailureInGrace), period, poll, 0), s(5));
-        assert_eq!(wait_after(None, period, Duration::from_millis(200), 0), s(1));
-        // Waiting for acceptance: doubled per round waited, up to MAX_ACCEPTANCE_POLL.
-        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 1), s(2));
         assert_eq!(
-            wait_after(Some(Round::NotAccepted), period, Duration::from_millis(250), 2),
+            wait_after(Some(Round::Reported), period, poll, 0, Duration::ZERO),
+            s(60)
+        );
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, poll, 0, Duration::ZERO),
             s(1)
         );
         assert_eq!(
-            wait_after(Some(Round::NotAccepted), period, poll, 3),
+            wait_after(Some(Round::FailureInGrace), period, poll, 0, Duration::ZERO),
+            s(5)
+        );
+        assert_eq!(
+            wait_after(None, period, Duration::from_millis(200), 0, Duration::ZERO),
+            s(1)
+        );
+        // Waiting for acceptance: doubled per round waited, up to 2 s for the first 16 s…
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, poll, 1, Duration::ZERO),
+            s(2)
+        );
+        assert_eq!(
+            wait_after(
+                Some(Round::NotAccepted),
+                period,
+                Duration::from_millis(250),
+                2,
+                Duration::ZERO
+            ),
+            s(1)
+        );
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, poll, 3, Duration::ZERO),
+            SHORT_ACCEPTANCE_POLL
+        );
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), period, poll, 40, s(16)),
+            SHORT_ACCEPTANCE_POLL
+        );
+        // …then up to an eighth of the time waited, and never more than MAX_ACCEPTANCE_POLL.
+        assert_eq!(
+            wait_after(Some(Round::NotReadable), period, poll, 40, s(40)),
+            s(5)
+        );
+        assert_eq!(wait_after(Some(Round::NotAccepted), period, poll, 2, s(40)), s(4));
+        assert_eq!(
+            wait_after(Some(Round::NotReadable), period, poll, 40, s(64)),
             MAX_ACCEPTANCE_POLL
         );
         assert_eq!(
-            wait_after(Some(Round::NotAccepted), period, poll, 40),
+            wait_after(Some(Round::NotReadable), period, poll, 40, s(600)),
             MAX_ACCEPTANCE_POLL
         );
         // Never longer than the period itself.
-        assert_eq!(wait_after(Some(Round::NotReadable), s(1), s(3), 0), s(1));
-        assert_eq!(wait_after(Some(Round::NotAccepted), s(1), s(3), 0), s(1));
-        assert_eq!(wait_after(Some(Round::NotAccepted), s(60), s(10), 2), s(10));
-        assert_eq!(wait_after(Some(Round::FailureInGrace), s(2), poll, 0), s(2));
+        assert_eq!(
+            wait_after(Some(Round::NotReadable), s(1), s(3), 0, Duration::ZERO),
+            s(1)
+        );
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), s(1), s(3), 0, Duration::ZERO),
+            s(1)
+        );
+        assert_eq!(
+            wait_after(Some(Round::NotAccepted), s(60), s(10), 2, Duration::ZERO),
+            s(10)
+        );
+        assert_eq!(
+            wait_after(Some(Round::FailureInGrace), s(2), poll, 0, Duration::ZERO),
+            s(2)
+        );
     }
 
     #[test]
