@@ -72,24 +72,32 @@ fn sent_at(cm: &Delivered) -> Option<Duration> {
     Some(Duration::from_micros(micros))
 }
 
-/// A watch of the ConfigMaps of `namespace` from `rv`, decoding [`Delivered`] events.
-async fn open_watch(
-    client: &Client,
-    namespace: &str,
-    params: &WatchParams,
-    rv: &str,
-) -> Result<impl futures::Stream<Item = Result<WatchEvent<Delivered>, kube::Error>> + use<>, kube::Error> {
-    let request = kube::core::Request::new(format!("/api/v1/namespaces/{namespace}/configmaps"))
-        .watch(params, rv)
-        .map_err(kube::Error::BuildRequest)?;
-    client.request_events::<Delivered>(request).await
+/// The ConfigMaps of one namespace, as a watcher reaches them.
+struct Watched {
+    client: Client,
+    namespace: String,
+}
+
+impl Watched {
+    /// A watch from `rv`, decoding [`Delivered`] events.
+    async fn open(
+        &self,
+        params: &WatchParams,
+        rv: &str,
+    ) -> Result<impl futures::Stream<Item = Result<WatchEvent<Delivered>, kube::Error>> + use<>, kube::Error>
+    {
+        let path = format!("/api/v1/namespaces/{}/configmaps", self.namespace);
+        let request = kube::core::Request::new(path)
+            .watch(params, rv)
+            .map_err(kube::Error::BuildRequest)?;
+        self.client.request_events::<Delivered>(request).await
+    }
 }
 
 /// One watcher: counts the `expected` creates named `prefix…` and their latencies; returns its
 /// share and the moment of its last delivery.
 async fn watcher(
-    client: Client,
-    namespace: String,
+    watched: Watched,
     mut rv: String,
     prefix: Arc<str>,
     expected: usize,
@@ -106,7 +114,7 @@ async fn watcher(
         opens += 1;
         let left = deadline.saturating_duration_since(Instant::now()).as_secs();
         let params = WatchParams::default().timeout(left.clamp(1, MAX_WATCH_SECONDS) as u32);
-        let opened = tokio::time::timeout_at(deadline, open_watch(&client, &namespace, &params, &rv)).await;
+        let opened = tokio::time::timeout_at(deadline, watched.open(&params, &rv)).await;
         if let Some(ready) = ready.take() {
             let _ = ready.send(()).await;
         }
@@ -196,8 +204,10 @@ pub async fn fan_out(
     for w in 0..watchers {
         let client = clients.get(w % clients.len()).unwrap_or(first).clone();
         handles.push(tokio::spawn(watcher(
-            client,
-            work.namespace.clone(),
+            Watched {
+                client,
+                namespace: work.namespace.clone(),
+            },
             rv.clone(),
             prefix.clone(),
             events,
