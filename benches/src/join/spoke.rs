@@ -32,7 +32,7 @@ pub fn named_run_prefix(base: &str, own_hub: bool) -> String {
 const TMPFS: &str = "/dev/shm";
 
 /// A fresh directory for the agents' hub-kubeconfig files (named `prefix…`): under `chosen`, else
-/// on a tmpfs ([`TMPFS`]) when there is one, else in the system's temporary directory. On a
+/// on a tmpfs (`/dev/shm`) when there is one, else in the system's temporary directory. On a
 /// disk, creating a thousand agents' files at once made the kernel's inode allocation a third of
 /// the harness's CPU (`perf`, ext4), which no real agent pays for its Secret volume.
 ///

@@ -8,7 +8,7 @@
 //! watchers) per second from the first write to the last delivery. A watch the server ends early
 //! is reopened from the last resourceVersion seen.
 //!
-//! A watcher decodes of each event only what it checks ([`Delivered`]: the name, the
+//! A watcher decodes of each event only what it checks (`Delivered`: the name, the
 //! resourceVersion and the send time), as a metadata informer would: decoding the whole
 //! ConfigMap with its managedFields took a third of the machine's CPU in this phase (`perf`,
 //! 2026-12-02), so the harness's own client, not the server, set the pace on two cores.
