@@ -182,7 +182,8 @@ async fn ocm_crds_install_and_serve() {
 #[tokio::test]
 async fn a_name_selected_watch_sees_only_that_name() {
     use crate::garbage_collection::{create_namespace, delete_namespace, unique};
-    let env = TestEnv::start().await.unwrap();
+    // The hub of OCM_TEST_HUB_KUBECONFIG when set: kube-apiserver answers the same.
+    let env = TestEnv::hub().await.unwrap();
     let client = env.client().await.unwrap();
     let (ns, other) = (unique("watch-name"), unique("watch-name"));
     create_namespace(&client, &ns).await;
