@@ -185,6 +185,14 @@ pub(crate) async fn own_cluster(
     }
 }
 
+/// Tells the lease loop (`Agent::accepted`) whether the hub accepts the cluster, waking it only
+/// when that changed.
+fn publish_acceptance(agent: &Agent, accepted: bool) {
+    agent
+        .accepted
+        .send_if_modified(|current| std::mem::replace(current, accepted) != accepted);
+}
+
 /// One round: compute the new status and patch it when it changed.
 async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Result<Round, AgentError> {
     let api: Api<ManagedCluster> = Api::all(hub.clone());
@@ -195,9 +203,7 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
             source,
         })?;
     let Some(cluster) = cluster else {
-        agent
-            .accepted
-            .send_if_modified(|accepted| std::mem::replace(accepted, false));
+        publish_acceptance(agent, false);
         return Ok(Round::NotReadable);
     };
     let old = cluster.status.clone().unwrap_or_default();
@@ -207,9 +213,7 @@ async fn sync(agent: &Agent, hub: &kube::Client, state: &mut StatusState) -> Res
         old.conditions.as_deref().unwrap_or_default(),
         managed_cluster::HUB_ACCEPTED,
     );
-    agent
-        .accepted
-        .send_if_modified(|current| std::mem::replace(current, accepted) != accepted);
+    publish_acceptance(agent, accepted);
     if !accepted {
         tracing::debug!(cluster = %agent.cluster, "ManagedClusterIsNotAccepted");
         return Ok(Round::NotAccepted);
