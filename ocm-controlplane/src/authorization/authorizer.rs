@@ -112,9 +112,13 @@ impl Authorizer {
             }
             while let Some((kind, item)) = merged.next().await {
                 match item {
-                    Ok(WatchItem::Event(event)) => {
-                        self.apply(kind, &event.object, event.kind == EventType::Deleted);
-                    }
+                    Ok(WatchItem::Event(event)) => match event.object() {
+                        Ok(object) => self.apply(kind, &object, event.kind == EventType::Deleted),
+                        Err(error) => {
+                            tracing::warn!(%error, "authorizer: watch of {kind} ended");
+                            break;
+                        }
+                    },
                     Ok(WatchItem::Progress(_)) => {}
                     Err(error) => {
                         tracing::warn!(%error, "authorizer: watch of {kind} ended");

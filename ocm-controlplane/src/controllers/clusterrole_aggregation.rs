@@ -119,12 +119,13 @@ impl RoleIndex {
     }
 
     /// Takes a watch event: updates the index and marks the aggregating roles it concerns.
-    fn apply(&mut self, event: &Event) {
-        let Some(name) = name_of(&event.object).map(str::to_string) else {
-            return;
+    fn apply(&mut self, event: &Event) -> Result<(), storage::StorageError> {
+        let object = event.object()?;
+        let Some(name) = name_of(&object).map(str::to_string) else {
+            return Ok(());
         };
         let before = self.roles.remove(&name);
-        let after = (event.kind != EventType::Deleted).then(|| IndexedRole::of(&event.key, &event.object));
+        let after = (event.kind != EventType::Deleted).then(|| IndexedRole::of(&event.key, &object));
         let changed_labels: Vec<&BTreeMap<String, String>> = [before.as_ref(), after.as_ref()]
             .into_iter()
             .flatten()
@@ -154,6 +155,7 @@ impl RoleIndex {
                 self.dirty.remove(&name);
             }
         }
+        Ok(())
     }
 
     /// The roles (name, key) that an aggregating role's selectors pick, selector by selector,
@@ -293,7 +295,11 @@ pub async fn run(api: Api) {
                 while let Some(item) = events.next().now_or_never() {
                     match item {
                         None => return,
-                        Some(Ok(WatchItem::Event(event))) => index.apply(&event),
+                        Some(Ok(WatchItem::Event(event))) => {
+                            if index.apply(&event).is_err() {
+                                break 'watching;
+                            }
+                        }
                         Some(Ok(WatchItem::Progress(_))) => {}
                         Some(Err(_)) => break 'watching,
                     }
@@ -304,7 +310,11 @@ pub async fn run(api: Api) {
             }
             match events.next().await {
                 None => return,
-                Some(Ok(WatchItem::Event(event))) => index.apply(&event),
+                Some(Ok(WatchItem::Event(event))) => {
+                    if index.apply(&event).is_err() {
+                        break;
+                    }
+                }
                 Some(Ok(WatchItem::Progress(_))) => {}
                 Some(Err(_)) => break,
             }
@@ -337,8 +347,8 @@ mod tests {
             kind,
             key: key(&name),
             rv: 1,
-            object: Arc::new(object),
-            prev: Default::default(),
+            object_json: Arc::from(serde_json::to_vec(&object).unwrap()),
+            prev_json: None,
             encoded: Default::default(),
         }
     }
@@ -394,40 +404,54 @@ mod tests {
         index.dirty.clear();
 
         // A role no aggregating role selects: nothing to sync.
-        index.apply(&event(
-            EventType::Modified,
-            role("cluster-1", json!({"cluster": "1"}), json!([{"verbs": ["get"]}])),
-        ));
-        index.apply(&event(EventType::Added, role("cluster-2", json!({}), json!([]))));
+        index
+            .apply(&event(
+                EventType::Modified,
+                role("cluster-1", json!({"cluster": "1"}), json!([{"verbs": ["get"]}])),
+            ))
+            .unwrap();
+        index
+            .apply(&event(EventType::Added, role("cluster-2", json!({}), json!([]))))
+            .unwrap();
         assert!(index.dirty.is_empty());
 
         // Gaining a selected label concerns the aggregating role selecting it.
-        index.apply(&event(
-            EventType::Modified,
-            role("cluster-1", json!({"to-view": "true"}), json!([])),
-        ));
+        index
+            .apply(&event(
+                EventType::Modified,
+                role("cluster-1", json!({"to-view": "true"}), json!([])),
+            ))
+            .unwrap();
         assert_eq!(index.dirty.iter().collect::<Vec<_>>(), vec!["view"]);
         index.dirty.clear();
 
         // Losing it (the labels before the change) too, and so does deleting a selected role.
-        index.apply(&event(
-            EventType::Modified,
-            role("cluster-1", json!({"to-admin": "true"}), json!([])),
-        ));
+        index
+            .apply(&event(
+                EventType::Modified,
+                role("cluster-1", json!({"to-admin": "true"}), json!([])),
+            ))
+            .unwrap();
         assert_eq!(index.dirty.iter().collect::<Vec<_>>(), vec!["admin", "view"]);
         index.dirty.clear();
-        index.apply(&event(
-            EventType::Deleted,
-            role("cluster-1", json!({"to-admin": "true"}), json!([])),
-        ));
+        index
+            .apply(&event(
+                EventType::Deleted,
+                role("cluster-1", json!({"to-admin": "true"}), json!([])),
+            ))
+            .unwrap();
         assert_eq!(index.dirty.iter().collect::<Vec<_>>(), vec!["admin"]);
         assert!(!index.roles.contains_key("cluster-1"));
         index.dirty.clear();
 
         // An aggregating role that changes is synced itself; a deleted one is not.
-        index.apply(&event(EventType::Modified, aggregating("view", "to-other")));
+        index
+            .apply(&event(EventType::Modified, aggregating("view", "to-other")))
+            .unwrap();
         assert_eq!(index.dirty.iter().collect::<Vec<_>>(), vec!["view"]);
-        index.apply(&event(EventType::Deleted, aggregating("view", "to-other")));
+        index
+            .apply(&event(EventType::Deleted, aggregating("view", "to-other")))
+            .unwrap();
         assert!(index.dirty.is_empty());
     }
 }

@@ -417,11 +417,15 @@ pub async fn run(api: Api) {
             tokio::select! {
                 item = events.next() => match item {
                     None => return,
-                    Some(Ok(WatchItem::Event(event))) => {
-                        if event.kind != EventType::Deleted && awaits_cleanup(&event.object) {
-                            spawn_cleanup(&api, &running, meta_str(&event.object, "name").to_string());
+                    Some(Ok(WatchItem::Event(event))) if event.kind != EventType::Deleted => match event.object() {
+                        Ok(object) if awaits_cleanup(&object) => {
+                            spawn_cleanup(&api, &running, meta_str(&object, "name").to_string());
                         }
-                    }
+                        Ok(_) => {}
+                        // Unreadable: list again.
+                        Err(_) => break,
+                    },
+                    Some(Ok(WatchItem::Event(_))) => {}
                     Some(Ok(WatchItem::Progress(_))) => {}
                     // Fell behind the history: list again.
                     Some(Err(_)) => break,

@@ -133,8 +133,9 @@ pub async fn run(api: Api) {
             match item {
                 Ok(WatchItem::Event(event)) => {
                     let namespace = if is_namespace {
+                        // A namespace's key ends with its name.
                         (event.kind == EventType::Added)
-                            .then(|| event.object.pointer("/metadata/name").and_then(Value::as_str))
+                            .then(|| event.key.rsplit('/').next())
                             .flatten()
                     } else {
                         repaired_namespace(&event.key)

@@ -415,8 +415,11 @@ impl Schedule {
             return;
         };
         if parts.group == "core" && parts.resource == "namespaces" && parts.namespace.is_none() {
+            // Unreadable metadata (which the store never writes) counts as not terminating.
             let deleting = event.kind != EventType::Deleted
-                && event.object.pointer("/metadata/deletionTimestamp").is_some();
+                && event
+                    .metadata()
+                    .is_ok_and(|object| object.pointer("/metadata/deletionTimestamp").is_some());
             if !deleting {
                 self.terminating.remove(parts.name);
                 self.due.remove(parts.name);

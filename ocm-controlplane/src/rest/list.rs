@@ -267,6 +267,12 @@ fn select(bytes: &[u8], opts: &ListOptions) -> Selection {
     }
 }
 
+/// Whether the stored object `bytes` passes the selectors of `opts` (read as [`select`] reads it:
+/// only the labels for a label selector, unparsed without selectors).
+pub(super) fn selects(bytes: &[u8], opts: &ListOptions) -> bool {
+    matches!(select(bytes, opts), Selection::In { .. })
+}
+
 /// A LIST's selected objects (key order), the revision they reflect, the continue token and the
 /// remaining item count.
 type Listed<T> = (Vec<(String, T)>, u64, Option<String>, Option<usize>);

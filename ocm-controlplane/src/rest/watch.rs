@@ -7,6 +7,12 @@
 //! too old. With label or field selectors, an object that stops matching is sent as DELETED and one
 //! that starts matching as ADDED. With `allowWatchBookmarks`, a BOOKMARK carrying the type's latest
 //! revision is sent about 2 s before `timeoutSeconds` ends (and every minute), only if it moved.
+//!
+//! Events are written from the stored bytes ([`crate::storage::Event`] keeps them serialized):
+//! a built-in kind stored at the version the watch addresses is sent as stored, without being
+//! parsed; others are parsed, converted and encoded once per change and version for all of its
+//! watchers ([`crate::storage::EncodedCache`]). Selectors read only what they test (labels, or
+//! the object for a field selector), and no tree outlives the event being sent.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -15,7 +21,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
 
-use super::list::{ListOptions, parse_rv};
+use super::list::{ListOptions, parse_rv, selects};
 use super::{Api, RequestContext, to_version};
 use crate::registry::ResourceInfo;
 use crate::status::ApiError;
@@ -44,6 +50,48 @@ fn line_encoded(kind: &str, object: &[u8]) -> bytes::Bytes {
 /// `object` serialized as JSON (a `Value` always serializes: its keys are strings).
 fn encode(object: &Value) -> bytes::Bytes {
     bytes::Bytes::from(serde_json::to_vec(object).unwrap_or_default())
+}
+
+/// The `apiVersion` of a stored object, read without building its tree.
+fn stored_api_version(bytes: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct TypeMeta {
+        #[serde(rename = "apiVersion")]
+        api_version: Option<String>,
+    }
+    serde_json::from_slice::<TypeMeta>(bytes).ok()?.api_version
+}
+
+fn parse_stored(key: &str, bytes: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(bytes).map_err(|source| {
+        ApiError::internal(StorageError::Encode {
+            key: key.to_string(),
+            source,
+        })
+    })
+}
+
+/// The stored object `bytes` (under `key`) serialized as the watch of `info` sends it: the
+/// stored bytes themselves for a built-in kind stored at the addressed version (what
+/// [`to_version`] would make of them), else parsed, converted and encoded.
+fn encode_stored(
+    info: &ResourceInfo,
+    key: &str,
+    bytes: &std::sync::Arc<[u8]>,
+) -> Result<bytes::Bytes, ApiError> {
+    if super::list_stream::streams(info) && stored_api_version(bytes).is_some_and(|v| v == info.api_version())
+    {
+        return Ok(bytes::Bytes::from_owner(bytes.clone()));
+    }
+    to_version(info, &parse_stored(key, bytes)?).map(|object| encode(&object))
+}
+
+/// The object an event's watcher last saw (`prev`, stored bytes) at the event's revision: what
+/// is sent when a change makes it stop matching the watch's selectors.
+fn encode_last_state(info: &ResourceInfo, key: &str, prev: &[u8], rv: u64) -> Result<bytes::Bytes, ApiError> {
+    let mut last = to_version(info, &parse_stored(key, prev)?)?;
+    storage::set_resource_version(&mut last, rv);
+    Ok(encode(&last))
 }
 
 fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> bytes::Bytes {
@@ -103,7 +151,7 @@ impl Api {
         let start = if initial {
             let list = self
                 .storage
-                .list(&ns_prefix, None)
+                .list_encoded(&ns_prefix, None)
                 .await
                 .map_err(ApiError::internal)?;
             let floor = rv.unwrap_or(0);
@@ -117,9 +165,9 @@ impl Api {
                     ),
                 ));
             }
-            for (_, stored) in &list.items {
-                if opts.matches(&stored.object) {
-                    head.push(line("ADDED", to_version(info, &stored.object)?));
+            for (key, stored) in &list.items {
+                if selects(&stored.bytes, &opts) {
+                    head.push(line_encoded("ADDED", &encode_stored(info, key, &stored.bytes)?));
                 }
             }
             if send_initial == Some("true") && bookmarks {
@@ -241,8 +289,8 @@ impl Api {
                             {
                                 continue;
                             }
-                            let now_matches = e.kind != EventType::Deleted && opts.matches(&e.object);
-                            let was_matching = e.prev.get().is_some_and(|p| opts.matches(p));
+                            let now_matches = e.kind != EventType::Deleted && selects(&e.object_json, &opts);
+                            let was_matching = e.prev_json.as_deref().is_some_and(|p| selects(p, &opts));
                             let kind = match (e.kind, was_matching, now_matches) {
                                 (EventType::Deleted, true, _) => "DELETED",
                                 (EventType::Deleted, false, _) => continue,
@@ -253,16 +301,13 @@ impl Api {
                             };
                             // An object that stopped matching is sent as it was (the last state the
                             // watcher saw) at the event's resourceVersion.
-                            let object = match (e.kind, kind, e.prev.get()) {
+                            let object = match (e.kind, kind, &e.prev_json) {
                                 (EventType::Deleted, _, _) | (_, "ADDED" | "MODIFIED", _) | (_, _, None) => {
                                     e.encoded.get_or_encode(&cache_key, || {
-                                        to_version(&info, &e.object).map(|o| encode(&o))
+                                        encode_stored(&info, &e.key, &e.object_json)
                                     })
                                 }
-                                (_, _, Some(prev)) => to_version(&info, prev).map(|mut last| {
-                                    storage::set_resource_version(&mut last, e.rv);
-                                    encode(&last)
-                                }),
+                                (_, _, Some(prev)) => encode_last_state(&info, &e.key, prev, e.rv),
                             };
                             st.sent_rv = st.sent_rv.max(e.rv);
                             // An object that cannot be converted is reported as kube-apiserver
@@ -292,5 +337,56 @@ mod tests {
             line_encoded("MODIFIED", &encode(&object)),
             line("MODIFIED", object)
         );
+    }
+
+    fn stored(object: &Value) -> std::sync::Arc<[u8]> {
+        std::sync::Arc::from(serde_json::to_vec(object).unwrap())
+    }
+
+    #[test]
+    fn a_builtin_at_its_stored_version_is_sent_as_stored_and_others_are_converted() {
+        let registry = crate::registry::Registry::with_builtins();
+        let configmaps = registry.get("", "v1", "configmaps").unwrap();
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3"}, "data": {"k": "1.5e300 é"}, "n": 1.25});
+        let bytes = stored(&object);
+        let sent = encode_stored(&configmaps, "/core/configmaps/ns/a", &bytes).unwrap();
+        // The very bytes of the store, and what converting the tree makes of them.
+        assert_eq!(sent.as_ptr(), bytes.as_ptr());
+        assert_eq!(sent, encode(&to_version(&configmaps, &object).unwrap()));
+
+        // Stored at another apiVersion (or none): converted, as before.
+        let other = json!({"apiVersion": "v0", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let sent = encode_stored(&configmaps, "/core/configmaps/ns/a", &stored(&other)).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&sent).unwrap()["apiVersion"],
+            "v1"
+        );
+        let untyped = json!({"metadata": {"name": "a"}});
+        let sent = encode_stored(&configmaps, "/core/configmaps/ns/a", &stored(&untyped)).unwrap();
+        assert_eq!(sent, encode(&to_version(&configmaps, &untyped).unwrap()));
+
+        // events.k8s.io Events are stored as core Events and always converted.
+        let events = registry.get("events.k8s.io", "v1", "events").unwrap();
+        let event = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "message": "hi", "reason": "R"});
+        let sent = encode_stored(&events, "/core/events/ns/e", &stored(&event)).unwrap();
+        assert_eq!(sent, encode(&to_version(&events, &event).unwrap()));
+        assert_eq!(
+            serde_json::from_slice::<Value>(&sent).unwrap()["apiVersion"],
+            "events.k8s.io/v1"
+        );
+
+        // Bytes that are not JSON are an error, not an empty object.
+        assert!(encode_stored(&events, "/core/events/ns/e", &std::sync::Arc::from(&b"{"[..])).is_err());
+    }
+
+    #[test]
+    fn an_object_that_stops_matching_is_sent_as_it_was_at_the_new_revision() {
+        let registry = crate::registry::Registry::with_builtins();
+        let configmaps = registry.get("", "v1", "configmaps").unwrap();
+        let prev = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3", "labels": {"a": "b"}}});
+        let sent = encode_last_state(&configmaps, "/core/configmaps/ns/a", &stored(&prev), 9).unwrap();
+        let sent: Value = serde_json::from_slice(&sent).unwrap();
+        assert_eq!(sent["metadata"]["resourceVersion"], "9");
+        assert_eq!(sent["metadata"]["labels"], json!({"a": "b"}));
     }
 }

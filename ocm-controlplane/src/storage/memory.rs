@@ -20,10 +20,12 @@
 //! forward when the revision moves, so a writer never waits for a watcher. A watcher that falls
 //! behind the retained history (the history is bounded) gets `ReadExpired` and is closed.
 //!
-//! The history keeps each change as bytes too. The first watcher to reach a change parses it into
-//! an [`Event`] (outside the lock), which the change keeps while it is among the newest
-//! [`PARSED_TAIL`] changes, so that every other watcher of it shares the same parsed event (and its
-//! [`super::EncodedCache`]); older changes are parsed again by each watcher that replays them.
+//! The history keeps each change as bytes too, and hands watchers an [`Event`] of those bytes: no
+//! change is parsed for the watchers, nor is a tree kept with it (a watcher that needs one parses
+//! it and drops it). While a change is among the newest [`SHARED_TAIL`], its event is kept and
+//! shared by every watcher that reaches it, with its [`super::EncodedCache`]: a change converted
+//! for one version of its resource is encoded once for all of that version's watchers. Older
+//! changes get a fresh event per watcher that replays them.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -43,8 +45,9 @@ use super::{
     WatchStream, set_resource_version,
 };
 
-/// How many of the newest changes keep their parsed [`Event`] for the watchers still to come.
-pub const PARSED_TAIL: usize = 1024;
+/// How many of the newest changes keep their [`Event`] (and its encodings) for the watchers still
+/// to come.
+pub const SHARED_TAIL: usize = 1024;
 
 /// Options of a [`MemoryStorage`].
 #[derive(Debug, Clone)]
@@ -64,42 +67,42 @@ impl Default for MemoryStorageOptions {
     }
 }
 
-/// One change in the history, serialized; parsed into an [`Event`] on first use.
+/// One change in the history, serialized.
 struct Change {
     kind: EventType,
     key: String,
     rv: u64,
     object: Arc<[u8]>,
     prev: Option<Arc<[u8]>>,
-    /// Whether the change is among the newest [`PARSED_TAIL`], and its parsed event if so.
-    parsed: Mutex<(bool, Option<Arc<Event>>)>,
+    /// Whether the change is among the newest [`SHARED_TAIL`], and its shared event if so.
+    shared: Mutex<(bool, Option<Arc<Event>>)>,
 }
 
 impl Change {
-    /// The change as an [`Event`]: the shared parsed one when there is one, else parsed now (and
-    /// kept while the change is among the newest).
-    fn event(&self) -> Result<Arc<Event>> {
-        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(event) = parsed.1.as_ref() {
-            return Ok(event.clone());
+    /// The change as an [`Event`]: the shared one when there is one, else a new one (kept while
+    /// the change is among the newest).
+    fn event(&self) -> Arc<Event> {
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(event) = shared.1.as_ref() {
+            return event.clone();
         }
         let event = Arc::new(Event {
             kind: self.kind,
             key: self.key.clone(),
             rv: self.rv,
-            object: Arc::new(parse(&self.key, &self.object)?),
-            prev: super::Previous::serialized(self.prev.clone()),
+            object_json: self.object.clone(),
+            prev_json: self.prev.clone(),
             encoded: Default::default(),
         });
-        if parsed.0 {
-            parsed.1 = Some(event.clone());
+        if shared.0 {
+            shared.1 = Some(event.clone());
         }
-        Ok(event)
+        event
     }
 
-    /// The change left the newest [`PARSED_TAIL`]: its parsed event is dropped and not kept again.
+    /// The change left the newest [`SHARED_TAIL`]: its event is dropped and not kept again.
     fn leave_tail(&self) {
-        *self.parsed.lock().unwrap_or_else(|e| e.into_inner()) = (false, None);
+        *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = (false, None);
     }
 }
 
@@ -212,16 +215,8 @@ fn rv_of_bytes(key: &str, bytes: &[u8]) -> Result<u64> {
             .and_then(|rv| rv.parse().ok())
             .unwrap_or(0)),
         // Not an object with an object `metadata`: read it whole.
-        Err(_) => parse(key, bytes).map(|object| rv_of(&object)),
+        Err(_) => super::parse_json(key, bytes).map(|object| rv_of(&object)),
     }
-}
-
-/// The stored bytes of `key` as a tree.
-fn parse(key: &str, bytes: &[u8]) -> Result<Value> {
-    serde_json::from_slice(bytes).map_err(|source| StorageError::Encode {
-        key: key.to_string(),
-        source,
-    })
 }
 
 /// `object` serialized as it is stored.
@@ -342,7 +337,7 @@ impl MemoryStorage {
         let prev = current.map(|c| c.bytes);
         let mut object = match (object, &prev) {
             (Some(object), _) => object,
-            (None, Some(prev)) => parse(key, prev)?,
+            (None, Some(prev)) => super::parse_json(key, prev)?,
             (None, None) => Value::Null,
         };
         set_resource_version(&mut object, rv);
@@ -378,11 +373,11 @@ impl MemoryStorage {
             rv,
             object: bytes,
             prev,
-            parsed: Mutex::new((true, None)),
+            shared: Mutex::new((true, None)),
         }));
         let len = inner.history.len();
-        if len > PARSED_TAIL
-            && let Some(old) = inner.history.get(len - PARSED_TAIL - 1)
+        if len > SHARED_TAIL
+            && let Some(old) = inner.history.get(len - SHARED_TAIL - 1)
         {
             old.leave_tail();
         }
@@ -471,7 +466,7 @@ impl MemoryStorage {
             .items
             .into_iter()
             .map(|(key, stored)| {
-                let object = parse(&key, &stored.bytes)?;
+                let object = super::parse_json(&key, &stored.bytes)?;
                 Ok((
                     key,
                     Stored {
@@ -491,7 +486,7 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
     shared.inner.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// What a watcher has still to send: a change (parsed when sent) or a progress notice.
+/// What a watcher has still to send: a change or a progress notice.
 enum Pending {
     Change(Arc<Change>),
     Progress(u64),
@@ -513,13 +508,7 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
     loop {
         match st.pending.pop_front() {
             Some(Pending::Progress(rv)) => return Some((Ok(WatchItem::Progress(rv)), st)),
-            Some(Pending::Change(change)) => {
-                let item = change.event().map(WatchItem::Event);
-                if item.is_err() {
-                    st.done = true;
-                }
-                return Some((item, st));
-            }
+            Some(Pending::Change(change)) => return Some((Ok(WatchItem::Event(change.event())), st)),
             None => {}
         }
         if st.done {
@@ -583,7 +572,7 @@ impl Storage for MemoryStorage {
             .map(|stored| {
                 Ok(Stored {
                     rv: stored.rv,
-                    object: Arc::new(parse(key, &stored.bytes)?),
+                    object: Arc::new(super::parse_json(key, &stored.bytes)?),
                 })
             })
             .transpose();

@@ -121,7 +121,9 @@ async fn watch_replays_from_retained_rv_then_follows_live() {
     while events.len() < 2 {
         if let WatchItem::Event(e) = w.next().await.unwrap().unwrap() {
             // The object before the change, parsed when asked for: none for the create.
-            let prev_rv = e.prev.get().map(|p| p["metadata"]["resourceVersion"].clone());
+            let prev_rv = e
+                .prev()
+                .map(|p| p.unwrap()["metadata"]["resourceVersion"].clone());
             events.push((e.kind, e.rv, prev_rv));
         }
     }
@@ -136,7 +138,9 @@ async fn watch_replays_from_retained_rv_then_follows_live() {
     loop {
         if let WatchItem::Event(e) = w.next().await.unwrap().unwrap() {
             assert_eq!((e.kind, e.rv), (EventType::Deleted, 4));
-            assert_eq!(e.prev.get().unwrap()["metadata"]["resourceVersion"], "3");
+            assert_eq!(e.prev().unwrap().unwrap()["metadata"]["resourceVersion"], "3");
+            // The last state, at the delete's revision.
+            assert_eq!(e.object().unwrap()["metadata"]["resourceVersion"], "4");
             break;
         }
     }

@@ -20,7 +20,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub use encoded::EncodedCache;
-pub use memory::{MemoryStorage, MemoryStorageOptions, PARSED_TAIL};
+pub use memory::{MemoryStorage, MemoryStorageOptions, SHARED_TAIL};
 
 /// A failed storage operation.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +127,10 @@ pub enum EventType {
 }
 
 /// One change, as delivered to watchers.
+///
+/// The objects stay as the store keeps them (serialized): a watcher that sends them as they are
+/// stored never builds a tree, and a parsed tree is never kept with the change. Those that need
+/// one parse it ([`Event::object`], [`Event::metadata`], [`Event::prev`]) and drop it when done.
 #[derive(Debug, Clone)]
 pub struct Event {
     /// The kind of change.
@@ -135,42 +139,63 @@ pub struct Event {
     pub key: String,
     /// The revision of this change.
     pub rv: u64,
-    /// The object after the change; for deletes the last state with `resourceVersion` = `rv`.
-    pub object: Arc<Value>,
-    /// The object before the change (absent for creates), parsed when first asked for.
-    pub prev: Previous,
-    /// `object` serialized, per representation, by the first watcher that sent it.
+    /// The object after the change, as stored; for deletes the last state with
+    /// `resourceVersion` = `rv`.
+    pub object_json: Arc<[u8]>,
+    /// The object before the change, as stored (absent for creates).
+    pub prev_json: Option<Arc<[u8]>>,
+    /// The object serialized per representation, by the first watcher that sent it.
     pub encoded: EncodedCache,
 }
 
-/// The object before a change, kept serialized and parsed on first use: only watches with
-/// selectors look at it (to tell an object that stopped matching), so the changes every other
-/// watcher reads are not parsed twice, nor held twice as trees.
-#[derive(Debug, Clone, Default)]
-pub struct Previous {
-    bytes: Option<Arc<[u8]>>,
-    parsed: Arc<std::sync::OnceLock<Option<Arc<Value>>>>,
+impl Event {
+    /// The object after the change, parsed.
+    ///
+    /// # Errors
+    /// `Encode` when the stored bytes are not JSON (the storage never writes such bytes).
+    pub fn object(&self) -> Result<Value> {
+        parse_json(&self.key, &self.object_json)
+    }
+
+    /// The object after the change with only its `metadata` parsed: `{"metadata": {...}}` (an
+    /// empty object when it has none). Everything else is skipped by the parser, for watchers of
+    /// every type that look only at owners, finalizers and uids.
+    ///
+    /// # Errors
+    /// As [`Event::object`].
+    pub fn metadata(&self) -> Result<Value> {
+        #[derive(serde::Deserialize)]
+        struct OnlyMetadata {
+            #[serde(default)]
+            metadata: Option<Value>,
+        }
+        let only: OnlyMetadata =
+            serde_json::from_slice(&self.object_json).map_err(|source| StorageError::Encode {
+                key: self.key.clone(),
+                source,
+            })?;
+        let mut object = serde_json::Map::new();
+        if let Some(metadata) = only.metadata {
+            object.insert("metadata".into(), metadata);
+        }
+        Ok(Value::Object(object))
+    }
+
+    /// The object before the change, parsed (`None` for a create).
+    ///
+    /// # Errors
+    /// As [`Event::object`].
+    pub fn prev(&self) -> Option<Result<Value>> {
+        self.prev_json.as_ref().map(|bytes| parse_json(&self.key, bytes))
+    }
 }
 
-impl Previous {
-    /// The stored bytes of the object before the change (`None` for a create).
-    pub fn serialized(bytes: Option<Arc<[u8]>>) -> Self {
-        Self {
-            bytes,
-            parsed: Arc::default(),
-        }
-    }
-
-    /// The object, parsed on the first call (`None` for a create, or bytes that are not JSON,
-    /// which the storage never writes).
-    pub fn get(&self) -> Option<&Arc<Value>> {
-        self.parsed
-            .get_or_init(|| {
-                let bytes = self.bytes.as_ref()?;
-                serde_json::from_slice(bytes).ok().map(Arc::new)
-            })
-            .as_ref()
-    }
+/// Stored bytes of `key` as a tree.
+fn parse_json(key: &str, bytes: &[u8]) -> Result<Value> {
+    serde_json::from_slice(bytes).map_err(|source| StorageError::Encode {
+        key: key.to_string(),
+        source,
+    })
 }
 
 /// What a watch stream yields.
@@ -286,5 +311,43 @@ pub fn set_resource_version(object: &mut Value, rv: u64) {
         if let Some(meta) = meta.as_object_mut() {
             meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(object: &[u8], prev: Option<&[u8]>) -> Event {
+        Event {
+            kind: EventType::Modified,
+            key: "/core/configmaps/ns/a".into(),
+            rv: 2,
+            object_json: Arc::from(object),
+            prev_json: prev.map(Arc::from),
+            encoded: EncodedCache::default(),
+        }
+    }
+
+    #[test]
+    fn an_event_parses_its_objects_or_only_their_metadata_on_request() {
+        let object = json!({"apiVersion": "v1", "metadata": {"name": "a", "uid": "u", "ownerReferences": [{"uid": "o"}]}, "data": {"k": "v"}});
+        let e = event(
+            &serde_json::to_vec(&object).unwrap(),
+            Some(br#"{"metadata":{"name":"a"}}"#),
+        );
+        assert_eq!(e.object().unwrap(), object);
+        assert_eq!(e.metadata().unwrap(), json!({"metadata": object["metadata"]}));
+        assert_eq!(e.prev().unwrap().unwrap(), json!({"metadata": {"name": "a"}}));
+
+        let bare = event(br#"{"data":{}}"#, None);
+        assert_eq!(bare.metadata().unwrap(), json!({}));
+        assert!(bare.prev().is_none());
+
+        let broken = event(b"{", Some(b"["));
+        assert!(matches!(broken.object(), Err(StorageError::Encode { .. })));
+        assert!(broken.metadata().is_err());
+        assert!(broken.prev().unwrap().is_err());
     }
 }

@@ -250,16 +250,23 @@ pub async fn run(api: Api, ca: SigningCa) {
         // Until the watch fails; CSRs are signed side by side (each signature and durable status
         // write takes milliseconds, and a thousand agents may be waiting).
         stream
-            .take_while(|item| std::future::ready(item.is_ok()))
             .filter_map(|item| {
                 std::future::ready(match item {
-                    Ok(WatchItem::Event(event)) if event.kind != storage::EventType::Deleted => Some(event),
-                    _ => None,
+                    Ok(WatchItem::Event(event)) if event.kind != storage::EventType::Deleted => {
+                        Some(event.object())
+                    }
+                    Ok(_) => None,
+                    Err(error) => Some(Err(error)),
                 })
             })
-            .for_each_concurrent(SIGNING_CONCURRENCY, |event| {
+            .take_while(|csr| std::future::ready(csr.is_ok()))
+            .for_each_concurrent(SIGNING_CONCURRENCY, |csr| {
                 let (api, ca) = (&api, &ca);
-                async move { reconcile(api, ca, &event.object).await }
+                async move {
+                    if let Ok(csr) = csr {
+                        reconcile(api, ca, &csr).await
+                    }
+                }
             })
             .await;
     }

@@ -183,19 +183,21 @@ impl Collector {
         }
     }
 
-    /// Takes in one change from the watch.
-    fn observe(&mut self, event: &storage::Event) {
+    /// Takes in one change from the watch (only the object's metadata is read).
+    fn observe(&mut self, event: &storage::Event) -> Result<(), storage::StorageError> {
         match event.kind {
             EventType::Added | EventType::Modified => {
+                let object = event.metadata()?;
                 if let Some(node) = self.graph.get(&event.key)
-                    && node.uid != uid_of(&event.object)
+                    && node.uid != uid_of(&object)
                 {
                     self.forget(&event.key);
                 }
-                self.observe_object(&event.key, &event.object);
+                self.observe_object(&event.key, &object);
             }
             EventType::Deleted => self.forget(&event.key),
         }
+        Ok(())
     }
 
     /// Forgets a deleted object: its dependents lost an owner, its waiting owners a dependent.
@@ -559,7 +561,11 @@ pub async fn run(api: Api) {
             // Take in every change already there before working, so the index is current.
             loop {
                 match events.next().now_or_never() {
-                    Some(Some(Ok(WatchItem::Event(event)))) => collector.observe(&event),
+                    Some(Some(Ok(WatchItem::Event(event)))) => {
+                        if collector.observe(&event).is_err() {
+                            break 'follow;
+                        }
+                    }
                     Some(Some(Ok(WatchItem::Progress(_)))) => {}
                     Some(Some(Err(_))) => break 'follow,
                     Some(None) => return,
@@ -573,7 +579,11 @@ pub async fn run(api: Api) {
             tokio::select! {
                 item = events.next() => match item {
                     None => return,
-                    Some(Ok(WatchItem::Event(event))) => collector.observe(&event),
+                    Some(Ok(WatchItem::Event(event))) => {
+                        if collector.observe(&event).is_err() {
+                            break 'follow;
+                        }
+                    }
                     Some(Ok(WatchItem::Progress(_))) => {}
                     Some(Err(_)) => break 'follow,
                 },
