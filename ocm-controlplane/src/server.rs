@@ -364,12 +364,20 @@ async fn serve_connection(
         let state = state.clone();
         let chain = chain.clone();
         let stop = service_stop.clone();
-        async move { Ok::<_, std::convert::Infallible>(respond(state, chain, stop, req).await) }
+        let http2 = req.version() == hyper::Version::HTTP_2;
+        async move {
+            let mut resp = respond(state, chain, stop, req).await;
+            if http2 {
+                insert_unindexed_date(resp.headers_mut());
+            }
+            Ok::<_, std::convert::Infallible>(resp)
+        }
     });
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     builder
         .http2()
-        .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION);
+        .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION)
+        .auto_date_header(false);
     let conn = builder.serve_connection(TokioIo::new(tls), service);
     tokio::pin!(conn);
     tokio::select! {
@@ -378,6 +386,20 @@ async fn serve_connection(
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
+}
+
+/// Sets the `Date` header of an HTTP/2 response as a never-indexed HPACK literal (HTTP/1.1
+/// responses get hyper's). The value changes every second: indexed, as hyper's own header is,
+/// each new second's date entered every long-lived connection's HPACK table, until the table
+/// (4 KiB) held dozens of them — about 4 MiB of a hub with a thousand agents connected, for a
+/// header no client reads back.
+fn insert_unindexed_date(headers: &mut hyper::HeaderMap) {
+    if let Ok(mut date) =
+        hyper::header::HeaderValue::from_str(&httpdate::fmt_http_date(std::time::SystemTime::now()))
+    {
+        date.set_sensitive(true);
+        headers.insert(hyper::header::DATE, date);
+    }
 }
 
 /// Reads the body (up to the limit), handles the request and records its metrics.

@@ -26,6 +26,14 @@
 //! shared by every watcher that reaches it, with its [`super::EncodedCache`]: a change converted
 //! for one version of its resource is encoded once for all of that version's watchers. Older
 //! changes get a fresh event per watcher that replays them.
+//!
+//! A version of an object that only the history still holds (superseded by a change that has
+//! left the shared tail, or the last state of a deleted object) is kept deflated: only watchers
+//! that replay old changes and reads at an old revision read it, and it takes about half the
+//! bytes (a hub's ManagedClusters and CertificateSigningRequests, rewritten while clusters join,
+//! were 40 % of the store's memory as superseded versions). Each version is one shared
+//! [`Version`]: the change that wrote it and the change that superseded it (as its `prev`) hold
+//! the same one, so deflating it frees the plain bytes.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -67,13 +75,69 @@ impl Default for MemoryStorageOptions {
     }
 }
 
-/// One change in the history, serialized.
+/// One version of an object in the history: plain, or deflated once only the history holds it.
+#[derive(Debug)]
+struct Version(Mutex<VersionBytes>);
+
+#[derive(Debug)]
+enum VersionBytes {
+    Plain(Arc<[u8]>),
+    Deflated(Box<[u8]>),
+}
+
+/// The compression level of superseded versions: miniz's fastest, which already halves them.
+const DEFLATE_LEVEL: u8 = 1;
+
+impl Version {
+    fn plain(bytes: Arc<[u8]>) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(VersionBytes::Plain(bytes))))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, VersionBytes> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The version's JSON (inflated when it is deflated).
+    fn bytes(&self, key: &str) -> Result<Arc<[u8]>> {
+        match &*self.lock() {
+            VersionBytes::Plain(bytes) => Ok(bytes.clone()),
+            VersionBytes::Deflated(deflated) => miniz_oxide::inflate::decompress_to_vec(deflated)
+                .map(Arc::from)
+                .map_err(|e| StorageError::Inflate {
+                    key: key.to_string(),
+                    reason: e.to_string(),
+                }),
+        }
+    }
+
+    /// The plain bytes, when the version is not deflated.
+    #[cfg(test)]
+    fn plain_bytes(&self) -> Option<Arc<[u8]>> {
+        match &*self.lock() {
+            VersionBytes::Plain(bytes) => Some(bytes.clone()),
+            VersionBytes::Deflated(_) => None,
+        }
+    }
+
+    /// Keeps the version deflated from now on (unless that would not make it smaller).
+    fn deflate(&self) {
+        let mut bytes = self.lock();
+        if let VersionBytes::Plain(plain) = &*bytes {
+            let deflated = miniz_oxide::deflate::compress_to_vec(plain, DEFLATE_LEVEL);
+            if deflated.len() < plain.len() {
+                *bytes = VersionBytes::Deflated(deflated.into_boxed_slice());
+            }
+        }
+    }
+}
+
+/// One change in the history.
 struct Change {
     kind: EventType,
     key: String,
     rv: u64,
-    object: Arc<[u8]>,
-    prev: Option<Arc<[u8]>>,
+    object: Arc<Version>,
+    prev: Option<Arc<Version>>,
     /// Whether the change is among the newest [`SHARED_TAIL`], and its shared event if so.
     shared: Mutex<(bool, Option<Arc<Event>>)>,
 }
@@ -81,28 +145,39 @@ struct Change {
 impl Change {
     /// The change as an [`Event`]: the shared one when there is one, else a new one (kept while
     /// the change is among the newest).
-    fn event(&self) -> Arc<Event> {
+    ///
+    /// # Errors
+    /// `Inflate` when a deflated version does not inflate (the storage never writes such bytes).
+    fn event(&self) -> Result<Arc<Event>> {
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(event) = shared.1.as_ref() {
-            return event.clone();
+            return Ok(event.clone());
         }
         let event = Arc::new(Event {
             kind: self.kind,
             key: self.key.clone(),
             rv: self.rv,
-            object_json: self.object.clone(),
-            prev_json: self.prev.clone(),
+            object_json: self.object.bytes(&self.key)?,
+            prev_json: self.prev.as_ref().map(|prev| prev.bytes(&self.key)).transpose()?,
             encoded: Default::default(),
         });
         if shared.0 {
             shared.1 = Some(event.clone());
         }
-        event
+        Ok(event)
     }
 
-    /// The change left the newest [`SHARED_TAIL`]: its event is dropped and not kept again.
+    /// The change left the newest [`SHARED_TAIL`]: its event is dropped and not kept again, and
+    /// the versions only the history holds from now on are deflated — the one it superseded,
+    /// and a deleted object's last state.
     fn leave_tail(&self) {
         *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = (false, None);
+        if let Some(prev) = &self.prev {
+            prev.deflate();
+        }
+        if self.kind == EventType::Deleted {
+            self.object.deflate();
+        }
     }
 }
 
@@ -122,6 +197,12 @@ struct Inner {
 }
 
 impl Inner {
+    /// The change of revision `rv`, while the history has it.
+    fn change_at(&self, rv: u64) -> Option<&Arc<Change>> {
+        let at = self.history.partition_point(|c| c.rv < rv);
+        self.history.get(at).filter(|c| c.rv == rv)
+    }
+
     /// Drops the oldest change of the history.
     fn drop_oldest(&mut self) {
         let Some(dropped) = self.history.pop_front() else {
@@ -334,12 +415,20 @@ impl MemoryStorage {
             });
         }
         let rv = inner.rv + 1;
-        let prev = current.map(|c| c.bytes);
-        let mut object = match (object, &prev) {
+        // The version superseded: the same `Version` as the object of the change that wrote it
+        // when the history still has that change, so that deflating it later frees its bytes.
+        let mut object = match (object, &current) {
             (Some(object), _) => object,
-            (None, Some(prev)) => super::parse_json(key, prev)?,
+            (None, Some(current)) => super::parse_json(key, &current.bytes)?,
             (None, None) => Value::Null,
         };
+        let prev = current.map(|c| {
+            inner
+                .change_at(c.rv)
+                .filter(|change| change.key == key)
+                .map(|change| change.object.clone())
+                .unwrap_or_else(|| Version::plain(c.bytes))
+        });
         set_resource_version(&mut object, rv);
         let bytes = serialize(key, &object)?;
         if let Some(queue) = &self.shared.flush {
@@ -371,7 +460,7 @@ impl MemoryStorage {
             kind,
             key: key.to_string(),
             rv,
-            object: bytes,
+            object: Version::plain(bytes),
             prev,
             shared: Mutex::new((true, None)),
         }));
@@ -442,12 +531,13 @@ impl MemoryStorage {
                     items.remove(&change.key);
                 }
                 (_, Some(prev)) => {
-                    let prev_rv = rv_of_bytes(&change.key, prev)?;
+                    let prev = prev.bytes(&change.key)?;
+                    let prev_rv = rv_of_bytes(&change.key, &prev)?;
                     items.insert(
                         change.key.clone(),
                         StoredBytes {
                             rv: prev_rv,
-                            bytes: prev.clone(),
+                            bytes: prev,
                         },
                     );
                 }
@@ -508,7 +598,13 @@ async fn next_item(mut st: WatchState) -> Option<(Result<WatchItem>, WatchState)
     loop {
         match st.pending.pop_front() {
             Some(Pending::Progress(rv)) => return Some((Ok(WatchItem::Progress(rv)), st)),
-            Some(Pending::Change(change)) => return Some((Ok(WatchItem::Event(change.event())), st)),
+            Some(Pending::Change(change)) => {
+                let item = change.event().map(WatchItem::Event);
+                if item.is_err() {
+                    st.done = true;
+                }
+                return Some((item, st));
+            }
             None => {}
         }
         if st.done {

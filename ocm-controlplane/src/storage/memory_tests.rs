@@ -329,3 +329,105 @@ async fn a_quiet_types_watcher_outlives_other_types_churn_but_not_its_own() {
     }
     assert!(expired);
 }
+
+/// A ConfigMap-like object large enough for deflating to pay (it repeats itself).
+fn big(name: &str, n: usize) -> Value {
+    json!({"metadata": {"name": name, "labels": {"n": n.to_string()}}, "data": {"text": "the same words again and again ".repeat(20)}})
+}
+
+#[tokio::test]
+async fn superseded_versions_are_deflated_behind_the_shared_tail_and_still_replayed() {
+    use futures::StreamExt;
+    let s = MemoryStorage::open(MemoryStorageOptions {
+        history_capacity: 10_000,
+        database: None,
+    })
+    .unwrap();
+    let writes = SHARED_TAIL + 500;
+    s.create("/core/configmaps/ns/a", big("a", 0)).await.unwrap();
+    for n in 1..writes {
+        s.update("/core/configmaps/ns/a", big("a", n), None)
+            .await
+            .unwrap();
+    }
+    s.create("/core/configmaps/ns/gone", big("gone", 0))
+        .await
+        .unwrap();
+    s.delete("/core/configmaps/ns/gone", None).await.unwrap();
+    for n in 0..SHARED_TAIL {
+        s.create(&format!("/core/configmaps/ns/filler-{n}"), obj("f"))
+            .await
+            .unwrap();
+    }
+    {
+        let inner = s.lock();
+        let deflated = |v: &Version| v.plain_bytes().is_none();
+        // Every change behind the tail: the version it superseded is deflated and is the very
+        // version the change before it wrote; the current version stays plain (the index's).
+        let old: Vec<&Arc<Change>> = inner.history.iter().take(writes).collect();
+        for pair in old.windows(2) {
+            let prev = pair[1].prev.as_ref().unwrap();
+            assert!(Arc::ptr_eq(prev, &pair[0].object));
+            assert!(deflated(prev), "rv {} not deflated", pair[0].rv);
+        }
+        assert!(!deflated(&old[writes - 1].object));
+        let current = inner.objects.get("/core/configmaps/ns/a").unwrap();
+        assert!(Arc::ptr_eq(
+            &old[writes - 1].object.plain_bytes().unwrap(),
+            &current.bytes
+        ));
+        // A deleted object's last state, only the history's, is deflated too.
+        let deleted = inner
+            .history
+            .iter()
+            .find(|c| c.kind == EventType::Deleted)
+            .unwrap();
+        assert!(deflated(&deleted.object) && deflated(deleted.prev.as_ref().unwrap()));
+        // The tail's changes are plain.
+        assert!(
+            inner
+                .history
+                .iter()
+                .rev()
+                .take(SHARED_TAIL)
+                .all(|c| !deflated(&c.object))
+        );
+    }
+    // A watcher replaying the whole history reads every version back, in order.
+    let mut w = s.watch("/core/configmaps/ns/", 0).await.unwrap();
+    let mut seen = 0;
+    while seen < writes {
+        let WatchItem::Event(e) = w.next().await.unwrap().unwrap() else {
+            continue;
+        };
+        assert_eq!(e.object().unwrap(), {
+            let mut want = big("a", seen);
+            set_resource_version(&mut want, e.rv);
+            want
+        });
+        if seen > 0 {
+            assert_eq!(
+                e.prev().unwrap().unwrap()["metadata"]["labels"]["n"],
+                (seen - 1).to_string()
+            );
+        }
+        seen += 1;
+    }
+    let WatchItem::Event(created) = w.next().await.unwrap().unwrap() else {
+        panic!("no event")
+    };
+    let WatchItem::Event(deleted) = w.next().await.unwrap().unwrap() else {
+        panic!("no event")
+    };
+    assert_eq!(
+        (created.kind, deleted.kind),
+        (EventType::Added, EventType::Deleted)
+    );
+    assert_eq!(
+        deleted.object().unwrap()["metadata"]["resourceVersion"],
+        deleted.rv.to_string()
+    );
+    // A read at an old revision gets the deflated version back.
+    let at = s.list("/core/configmaps/ns/a", Some(10)).await.unwrap();
+    assert_eq!(at.items[0].1.object["metadata"]["labels"]["n"], "9");
+}

@@ -71,6 +71,14 @@ pub enum StorageError {
         /// The JSON error.
         source: serde_json::Error,
     },
+    /// A version the history keeps deflated did not inflate.
+    #[error("inflating the stored version of {key}: {reason}")]
+    Inflate {
+        /// The key concerned.
+        key: String,
+        /// What the decompressor reported.
+        reason: String,
+    },
     /// The persistence backend failed.
     #[error("persistence: {0}")]
     Persist(String),
