@@ -326,12 +326,7 @@ impl Api {
         self.list_selected(info, ctx, opts, |key, bytes, parsed| {
             let object = match parsed {
                 Some(object) => object,
-                None => serde_json::from_slice::<Value>(&bytes).map_err(|source| {
-                    ApiError::internal(StorageError::Encode {
-                        key: key.to_string(),
-                        source,
-                    })
-                })?,
+                None => storage::parse_json::<Value>(key, &bytes).map_err(ApiError::internal)?,
             };
             Ok(Arc::new(object))
         })

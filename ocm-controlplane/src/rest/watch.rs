@@ -62,13 +62,9 @@ fn stored_api_version(bytes: &[u8]) -> Option<String> {
     serde_json::from_slice::<TypeMeta>(bytes).ok()?.api_version
 }
 
+/// A stored object as a tree.
 fn parse_stored(key: &str, bytes: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(bytes).map_err(|source| {
-        ApiError::internal(StorageError::Encode {
-            key: key.to_string(),
-            source,
-        })
-    })
+    storage::parse_json(key, bytes).map_err(ApiError::internal)
 }
 
 /// The stored object `bytes` (under `key`) serialized as the watch of `info` sends it: the

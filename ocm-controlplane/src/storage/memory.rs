@@ -415,13 +415,13 @@ impl MemoryStorage {
             });
         }
         let rv = inner.rv + 1;
-        // The version superseded: the same `Version` as the object of the change that wrote it
-        // when the history still has that change, so that deflating it later frees its bytes.
         let mut object = match (object, &current) {
             (Some(object), _) => object,
             (None, Some(current)) => super::parse_json(key, &current.bytes)?,
             (None, None) => Value::Null,
         };
+        // The version superseded: the same `Version` as the object of the change that wrote it
+        // when the history still has that change, so that deflating it later frees its bytes.
         let prev = current.map(|c| {
             inner
                 .change_at(c.rv)

@@ -177,11 +177,7 @@ impl Event {
             #[serde(default)]
             metadata: Option<Value>,
         }
-        let only: OnlyMetadata =
-            serde_json::from_slice(&self.object_json).map_err(|source| StorageError::Encode {
-                key: self.key.clone(),
-                source,
-            })?;
+        let only: OnlyMetadata = parse_json(&self.key, &self.object_json)?;
         let mut object = serde_json::Map::new();
         if let Some(metadata) = only.metadata {
             object.insert("metadata".into(), metadata);
@@ -198,8 +194,8 @@ impl Event {
     }
 }
 
-/// Stored bytes of `key` as a tree.
-fn parse_json(key: &str, bytes: &[u8]) -> Result<Value> {
+/// Stored bytes of `key` decoded (as a tree, or only the parts a type names).
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T> {
     serde_json::from_slice(bytes).map_err(|source| StorageError::Encode {
         key: key.to_string(),
         source,
