@@ -342,7 +342,26 @@ async fn serve(
 /// for a stream here where kube-apiserver serves it.
 pub const HTTP2_MAX_STREAMS_PER_CONNECTION: u32 = 1000;
 
+/// Drives a boxed connection (hyper's HTTP/2 or auto-detecting one) until it ends or `stop` is
+/// set; on stop, shuts it down gracefully (in-flight requests finish) and drives it to its end.
+macro_rules! serve_until_stopped {
+    ($conn:expr, $stop:expr) => {{
+        let mut conn = $conn;
+        tokio::select! {
+            _ = conn.as_mut() => return,
+            _ = stopped($stop) => {}
+        }
+        conn.as_mut().graceful_shutdown();
+        let _ = conn.await;
+    }};
+}
+
 /// One TLS connection: HTTP/1.1 or HTTP/2; on stop, in-flight requests finish and watches end.
+///
+/// The connection's task stays small for as long as the connection lives (a hub holds one per
+/// agent): the TLS handshake and the HTTP connection are boxed, each the size of what it is, and
+/// a connection that negotiated `h2` by ALPN is served by hyper's HTTP/2 connection alone rather
+/// than by the auto-detecting one, which is sized for HTTP/1.1 as well.
 async fn serve_connection(
     tcp: tokio::net::TcpStream,
     acceptor: tokio_rustls::TlsAcceptor,
@@ -350,15 +369,17 @@ async fn serve_connection(
     stop: watch::Receiver<bool>,
 ) {
     let tls = tokio::select! {
-        tls = acceptor.accept(tcp) => tls,
+        tls = Box::pin(acceptor.accept(tcp)) => tls,
         _ = stopped(stop.clone()) => return,
     };
     let Ok(tls) = tls else { return };
-    let chain: Option<Arc<Vec<CertificateDer<'static>>>> = tls
-        .get_ref()
-        .1
-        .peer_certificates()
-        .map(|certs| Arc::new(certs.iter().map(|c| c.clone().into_owned()).collect()));
+    let (chain, negotiated_h2) = {
+        let session = tls.get_ref().1;
+        let chain: Option<Arc<Vec<CertificateDer<'static>>>> = session
+            .peer_certificates()
+            .map(|certs| Arc::new(certs.iter().map(|c| c.clone().into_owned()).collect()));
+        (chain, session.alpn_protocol() == Some(b"h2".as_slice()))
+    };
     let service_stop = stop.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let state = state.clone();
@@ -366,26 +387,33 @@ async fn serve_connection(
         let stop = service_stop.clone();
         let http2 = req.version() == hyper::Version::HTTP_2;
         async move {
-            let mut resp = respond(state, chain, stop, req).await;
+            // Boxed: hyper runs each HTTP/2 stream as a task sized for this future, and the
+            // handler's state is kilobytes; boxed, a watch's task holds it only while the handler
+            // runs, not for as long as the watch streams.
+            let mut resp = Box::pin(respond(state, chain, stop, req)).await;
             if http2 {
                 insert_unindexed_date(resp.headers_mut());
             }
             Ok::<_, std::convert::Infallible>(resp)
         }
     });
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http2()
-        .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION)
-        .auto_date_header(false);
-    let conn = builder.serve_connection(TokioIo::new(tls), service);
-    tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = stopped(stop) => {}
+    let io = TokioIo::new(tls);
+    if negotiated_h2 {
+        let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+        builder
+            .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION)
+            .auto_date_header(false);
+        let conn = Box::pin(builder.serve_connection(io, service));
+        serve_until_stopped!(conn, stop);
+    } else {
+        let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        builder
+            .http2()
+            .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION)
+            .auto_date_header(false);
+        let conn = Box::pin(builder.serve_connection(io, service));
+        serve_until_stopped!(conn, stop);
     }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
 }
 
 /// Sets the `Date` header of an HTTP/2 response as a never-indexed HPACK literal (HTTP/1.1

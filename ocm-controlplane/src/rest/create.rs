@@ -191,7 +191,11 @@ impl Api {
         } else {
             Vec::new()
         };
-        let mut object = from_version(info, &object)?;
+        // The addressed version's tree is not kept beside the storage version's: it would be held
+        // while the write waits to become durable.
+        let converted = from_version(info, &object)?;
+        drop(object);
+        let mut object = converted;
         let mut causes = self.validate_meta(info, &object, None);
         if info.is_custom() {
             causes.extend(custom_causes);

@@ -278,7 +278,14 @@ impl Api {
                     Err(e) => return Err(storage_error(info, &name, e)),
                 }
             }
-            match self.storage.update(&key, new, Some(current.rv)).await {
+            // The write is applied when `update` is called (see [`crate::storage::Storage`]);
+            // the trees it was computed from are freed before waiting for it to become durable,
+            // which is where writes queue under load.
+            let write = self.storage.update(&key, new, Some(current.rv));
+            drop(submitted);
+            drop(old_version);
+            drop(current);
+            match write.await {
                 Ok(s) => {
                     return Ok(Reply {
                         code: 200,

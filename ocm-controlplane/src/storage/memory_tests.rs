@@ -181,6 +181,36 @@ async fn watch_from_too_old_rv_expires() {
 }
 
 #[tokio::test]
+async fn writes_apply_when_called_and_their_futures_wait_for_durability() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = MemoryStorage::open(MemoryStorageOptions {
+        history_capacity: 100,
+        database: Some(dir.path().join("state.redb")),
+    })
+    .unwrap();
+    // Each write below sees the ones before it applied, though none has been awaited yet.
+    let create = s.create("/g/r/ns/a", obj("a"));
+    let again = s.create("/g/r/ns/a", obj("a"));
+    let update = s.update("/g/r/ns/a", json!({"metadata": {"name": "a"}, "v": 1}), Some(1));
+    let stale = s.update("/g/r/ns/a", obj("a"), Some(1));
+    let delete = s.delete("/g/r/ns/a", Some(2));
+    assert!(matches!(
+        again.await,
+        Err(StorageError::CreateAlreadyExists { .. })
+    ));
+    assert!(matches!(
+        stale.await,
+        Err(StorageError::WriteConflict { actual: 2, .. })
+    ));
+    assert_eq!(delete.await.unwrap().rv, 3);
+    // Awaiting a write waits for it to be durable: then reads show it.
+    assert_eq!(s.current_rv(), 3);
+    assert_eq!(update.await.unwrap().object["v"], 1);
+    assert_eq!(create.await.unwrap().rv, 1);
+    assert!(s.get("/g/r/ns/a").await.unwrap().is_none());
+}
+
+#[tokio::test]
 async fn persistence_reloads_objects_and_revision() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("state.redb");

@@ -215,6 +215,11 @@ pub enum WatchItem {
 pub type WatchStream = futures::stream::BoxStream<'static, Result<WatchItem>>;
 
 /// Storage of JSON objects with one global revision (see the module docs).
+///
+/// A write (`create`, `update`, `delete`) is applied when the method is called, before its
+/// future is first polled: the future only waits for the write to become durable (and visible to
+/// reads and watches) and then hands out its outcome. A caller may therefore free what it computed
+/// the write from between the call and the `await`.
 pub trait Storage: Send + Sync + 'static {
     /// The object under `key`, if any.
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Stored>>>;
