@@ -27,7 +27,7 @@ pub const MAX_BATCH: usize = 4096;
 
 /// A write waiting for the flush thread: key, the object's bytes (`None` deletes) and revision.
 pub(super) struct Queued {
-    pub(super) key: String,
+    pub(super) key: Arc<str>,
     pub(super) bytes: Option<Arc<[u8]>>,
     pub(super) rv: u64,
 }
@@ -195,7 +195,7 @@ pub(super) fn spawn(
                 }
                 let rv = batch.last().map_or(0, |q| q.rv);
                 let result = persist.write_batch(&batch, rv);
-                durability.land(rv, result, batch.iter().map(|q| q.key.as_str()));
+                durability.land(rv, result, batch.iter().map(|q| &*q.key));
             }
         })
         .map_err(|e| StorageError::Persist(format!("starting the flush thread: {e}")))

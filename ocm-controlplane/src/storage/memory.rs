@@ -36,6 +36,7 @@
 //! the same one, so deflating it frees the plain bytes.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -134,7 +135,8 @@ impl Version {
 /// One change in the history.
 struct Change {
     kind: EventType,
-    key: String,
+    /// The same allocation as the object's key in the index (and its other changes' keys).
+    key: Arc<str>,
     rv: u64,
     object: Arc<Version>,
     prev: Option<Arc<Version>>,
@@ -155,7 +157,7 @@ impl Change {
         }
         let event = Arc::new(Event {
             kind: self.kind,
-            key: self.key.clone(),
+            key: self.key.to_string(),
             rv: self.rv,
             object_json: self.object.bytes(&self.key)?,
             prev_json: self.prev.as_ref().map(|prev| prev.bytes(&self.key)).transpose()?,
@@ -182,7 +184,8 @@ impl Change {
 }
 
 struct Inner {
-    objects: BTreeMap<String, StoredBytes>,
+    /// Keyed by `Arc<str>`: the history's changes of an object share its key.
+    objects: BTreeMap<Arc<str>, StoredBytes>,
     history: VecDeque<Arc<Change>>,
     rv: u64,
     /// Every change with a revision greater than this is in `history`.
@@ -320,7 +323,7 @@ impl MemoryStorage {
                 let (persist, loaded_rv) = Persist::open(path, |key, bytes| {
                     let object_rv = rv_of_bytes(key, bytes)?;
                     objects.insert(
-                        key.to_string(),
+                        Arc::from(key),
                         StoredBytes {
                             rv: object_rv,
                             bytes: Arc::from(bytes),
@@ -395,7 +398,10 @@ impl MemoryStorage {
         if let Some(failed) = self.shared.durability.failed() {
             return Err(StorageError::Persist(failed));
         }
-        let current = inner.objects.get(key).cloned();
+        let (shared_key, current) = match inner.objects.get_key_value(key) {
+            Some((k, v)) => (k.clone(), Some(v.clone())),
+            None => (Arc::from(key), None),
+        };
         match (&kind, &current) {
             (EventType::Added, Some(_)) => {
                 return Err(StorageError::CreateAlreadyExists { key: key.to_string() });
@@ -425,7 +431,7 @@ impl MemoryStorage {
         let prev = current.map(|c| {
             inner
                 .change_at(c.rv)
-                .filter(|change| change.key == key)
+                .filter(|change| &*change.key == key)
                 .map(|change| change.object.clone())
                 .unwrap_or_else(|| Version::plain(c.bytes))
         });
@@ -433,7 +439,7 @@ impl MemoryStorage {
         let bytes = serialize(key, &object)?;
         if let Some(queue) = &self.shared.flush {
             let queued = Queued {
-                key: key.to_string(),
+                key: shared_key.clone(),
                 bytes: (kind != EventType::Deleted).then(|| bytes.clone()),
                 rv,
             };
@@ -448,7 +454,7 @@ impl MemoryStorage {
             }
             _ => {
                 inner.objects.insert(
-                    key.to_string(),
+                    shared_key.clone(),
                     StoredBytes {
                         rv,
                         bytes: bytes.clone(),
@@ -458,7 +464,7 @@ impl MemoryStorage {
         }
         inner.history.push_back(Arc::new(Change {
             kind,
-            key: key.to_string(),
+            key: shared_key,
             rv,
             object: Version::plain(bytes),
             prev,
@@ -499,9 +505,9 @@ impl MemoryStorage {
         let current = || {
             inner
                 .objects
-                .range(prefix.to_string()..)
+                .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
                 .take_while(|(k, _)| k.starts_with(prefix))
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.to_string(), v.clone()))
         };
         let Some(at) = at else {
             return Ok(EncodedList {
@@ -528,13 +534,13 @@ impl MemoryStorage {
             }
             match (&change.kind, &change.prev) {
                 (EventType::Added, _) => {
-                    items.remove(&change.key);
+                    items.remove(&*change.key);
                 }
                 (_, Some(prev)) => {
                     let prev = prev.bytes(&change.key)?;
                     let prev_rv = rv_of_bytes(&change.key, &prev)?;
                     items.insert(
-                        change.key.clone(),
+                        change.key.to_string(),
                         StoredBytes {
                             rv: prev_rv,
                             bytes: prev,

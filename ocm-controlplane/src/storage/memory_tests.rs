@@ -211,6 +211,33 @@ async fn writes_apply_when_called_and_their_futures_wait_for_durability() {
 }
 
 #[tokio::test]
+async fn an_objects_changes_share_its_key_with_the_index() {
+    let s = MemoryStorage::in_memory();
+    let key = "/core/configmaps/ns/shared-key";
+    s.create(key, obj("shared-key")).await.unwrap();
+    s.update(key, obj("shared-key"), None).await.unwrap();
+    s.create("/core/configmaps/ns/other", obj("other")).await.unwrap();
+    s.update(key, obj("shared-key"), None).await.unwrap();
+    let inner = s.lock();
+    let (indexed, _) = inner.objects.get_key_value(key).unwrap();
+    let changes: Vec<&Arc<Change>> = inner.history.iter().filter(|c| &*c.key == key).collect();
+    assert_eq!(changes.len(), 3);
+    for change in changes {
+        assert!(
+            Arc::ptr_eq(&change.key, indexed),
+            "rv {} has its own key",
+            change.rv
+        );
+    }
+    let other = inner
+        .history
+        .iter()
+        .find(|c| &*c.key == "/core/configmaps/ns/other")
+        .unwrap();
+    assert!(!Arc::ptr_eq(&other.key, indexed));
+}
+
+#[tokio::test]
 async fn persistence_reloads_objects_and_revision() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("state.redb");

@@ -74,10 +74,8 @@ impl Persist {
             let mut objects = txn.open_table(OBJECTS).map_err(persist_err)?;
             for write in batch {
                 match &write.bytes {
-                    Some(bytes) => objects
-                        .insert(write.key.as_str(), &bytes[..])
-                        .map_err(persist_err)?,
-                    None => objects.remove(write.key.as_str()).map_err(persist_err)?,
+                    Some(bytes) => objects.insert(&*write.key, &bytes[..]).map_err(persist_err)?,
+                    None => objects.remove(&*write.key).map_err(persist_err)?,
                 };
             }
             let mut meta = txn.open_table(META).map_err(persist_err)?;
