@@ -1,6 +1,7 @@
 //! The collector's index of every stored object's owner references: who owns what, by uid.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -53,8 +54,8 @@ pub(super) fn uid_of(object: &Value) -> &str {
 /// What the collector remembers of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Node {
-    /// The object's uid.
-    pub uid: String,
+    /// The object's uid (the same allocation as its entry in the uid index).
+    pub uid: Arc<str>,
     /// Its owner references.
     pub owners: Vec<OwnerRef>,
     /// It has a `deletionTimestamp`.
@@ -71,7 +72,7 @@ impl Node {
         let deleting = object.pointer("/metadata/deletionTimestamp").is_some();
         let fins = finalizers(object);
         Self {
-            uid: uid_of(object).to_string(),
+            uid: Arc::from(uid_of(object)),
             owners: owner_refs(object),
             deleting,
             deleting_dependents: deleting && fins.iter().any(|f| f == FOREGROUND_FINALIZER),
@@ -80,12 +81,13 @@ impl Node {
     }
 }
 
-/// Storage key -> node, uid -> key, owner uid -> dependents' keys.
+/// Storage key -> node, uid -> key, owner uid -> dependents' keys. An object's key and uid are
+/// each allocated once and shared by the indexes (a hub holds tens of thousands of objects).
 #[derive(Debug, Default)]
 pub(super) struct Graph {
-    nodes: HashMap<String, Node>,
-    by_uid: HashMap<String, String>,
-    dependents: HashMap<String, BTreeSet<String>>,
+    nodes: HashMap<Arc<str>, Node>,
+    by_uid: HashMap<Arc<str>, Arc<str>>,
+    dependents: HashMap<Arc<str>, BTreeSet<Arc<str>>>,
 }
 
 impl Graph {
@@ -96,28 +98,38 @@ impl Graph {
 
     /// The key of the object with `uid`, if it is known.
     pub fn key_of(&self, uid: &str) -> Option<&str> {
-        self.by_uid.get(uid).map(String::as_str)
+        self.by_uid.get(uid).map(|key| &**key)
     }
 
     /// The keys of the objects naming `uid` as an owner.
     pub fn dependents_of(&self, uid: &str) -> Vec<String> {
         self.dependents
             .get(uid)
-            .map(|d| d.iter().cloned().collect())
+            .map(|d| d.iter().map(|key| key.to_string()).collect())
             .unwrap_or_default()
     }
 
     /// Records `node` under `key`; returns what was there before.
     pub fn upsert(&mut self, key: &str, node: Node) -> Option<Node> {
-        let previous = self.remove(key);
+        let (shared_key, previous) = match self.nodes.get_key_value(key) {
+            Some((shared_key, _)) => (shared_key.clone(), self.remove(key)),
+            None => (Arc::from(key), None),
+        };
         for owner in &node.owners {
-            self.dependents
-                .entry(owner.uid.clone())
-                .or_default()
-                .insert(key.to_string());
+            match self.dependents.get_mut(owner.uid.as_str()) {
+                Some(set) => {
+                    set.insert(shared_key.clone());
+                }
+                None => {
+                    self.dependents.insert(
+                        Arc::from(owner.uid.as_str()),
+                        BTreeSet::from([shared_key.clone()]),
+                    );
+                }
+            }
         }
-        self.by_uid.insert(node.uid.clone(), key.to_string());
-        self.nodes.insert(key.to_string(), node);
+        self.by_uid.insert(node.uid.clone(), shared_key.clone());
+        self.nodes.insert(shared_key, node);
         previous
     }
 
@@ -125,14 +137,18 @@ impl Graph {
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         let node = self.nodes.remove(key)?;
         for owner in &node.owners {
-            if let Some(set) = self.dependents.get_mut(&owner.uid) {
+            if let Some(set) = self.dependents.get_mut(owner.uid.as_str()) {
                 set.remove(key);
                 if set.is_empty() {
-                    self.dependents.remove(&owner.uid);
+                    self.dependents.remove(owner.uid.as_str());
                 }
             }
         }
-        if self.by_uid.get(&node.uid).map(String::as_str) == Some(key) {
+        if self
+            .by_uid
+            .get(&node.uid)
+            .is_some_and(|indexed| &**indexed == key)
+        {
             self.by_uid.remove(&node.uid);
         }
         Some(node)
@@ -174,6 +190,24 @@ mod tests {
         assert!(g.dependents_of("a").is_empty());
         assert_eq!(g.key_of("b"), None);
         assert_eq!(g.len(), 2);
+    }
+
+    #[test]
+    fn an_objects_key_and_uid_are_shared_by_the_indexes() {
+        let mut g = Graph::default();
+        g.upsert("/core/configmaps/ns/a", Node::of(&object("a", &[])));
+        g.upsert("/core/configmaps/ns/b", Node::of(&object("b", &["a"])));
+        let first = g.nodes.get_key_value("/core/configmaps/ns/b").unwrap().0.clone();
+        // An update keeps the key's allocation.
+        g.upsert("/core/configmaps/ns/b", Node::of(&object("b", &["a"])));
+        let (key, node) = g.nodes.get_key_value("/core/configmaps/ns/b").unwrap();
+        assert!(Arc::ptr_eq(key, &first));
+        let (uid, indexed_key) = g.by_uid.get_key_value("b").unwrap();
+        assert!(Arc::ptr_eq(key, indexed_key));
+        assert!(Arc::ptr_eq(&node.uid, uid));
+        let dependents = &g.dependents["a"];
+        assert_eq!(dependents.len(), 1);
+        assert!(dependents.iter().all(|d| Arc::ptr_eq(d, key)));
     }
 
     #[test]

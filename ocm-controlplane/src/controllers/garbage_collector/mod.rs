@@ -189,7 +189,7 @@ impl Collector {
             EventType::Added | EventType::Modified => {
                 let object = event.metadata()?;
                 if let Some(node) = self.graph.get(&event.key)
-                    && node.uid != uid_of(&object)
+                    && &*node.uid != uid_of(&object)
                 {
                     self.forget(&event.key);
                 }
