@@ -471,15 +471,18 @@ impl MemoryStorage {
             shared: Mutex::new((true, None)),
         }));
         let len = inner.history.len();
-        if len > SHARED_TAIL
-            && let Some(old) = inner.history.get(len - SHARED_TAIL - 1)
-        {
-            old.leave_tail();
-        }
+        let left_tail = len
+            .checked_sub(SHARED_TAIL + 1)
+            .and_then(|at| inner.history.get(at).cloned());
         while inner.history.len() > self.shared.capacity {
             inner.drop_oldest();
         }
         drop(inner);
+        // Deflating what the change leaving the tail superseded is done outside the storage's
+        // lock: each version has its own, and writers need not wait for the compression.
+        if let Some(change) = left_tail {
+            change.leave_tail();
+        }
         if self.shared.flush.is_none() {
             self.shared.durability.land(rv, Ok(()), [key]);
         }
