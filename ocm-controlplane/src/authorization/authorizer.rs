@@ -55,7 +55,7 @@ impl Authorizer {
 
     /// The rules of a role (`kind` Role or ClusterRole), `None` if it does not exist.
     pub fn role_rules(&self, kind: &str, namespace: &str, name: &str) -> Option<Vec<super::rbac::Rule>> {
-        self.read().role(kind, namespace, name).map(<[_]>::to_vec)
+        self.read().role(kind, namespace, name)
     }
 
     /// Applies one stored RBAC object (or its deletion) to the policy.

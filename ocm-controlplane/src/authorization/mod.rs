@@ -8,6 +8,7 @@
 pub mod authorizer;
 pub mod bootstrap_policy;
 pub mod escalation;
+mod interner;
 pub mod rbac;
 pub mod request;
 

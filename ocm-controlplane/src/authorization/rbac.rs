@@ -11,11 +11,17 @@
 //! names `resource`, `resource/subresource` or `*/subresource`; `resourceNames` limits a rule to
 //! requests naming one of them (so never a list or create); a non-resource URL ending in `*` is
 //! a prefix.
+//!
+//! The policy keeps its rules and bindings with shared strings ([`super::interner`]): a hub's
+//! per-cluster roles and bindings repeat the same verbs, groups, resources and subjects.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::interner::{Interner, Strings};
 use super::{Attributes, Decision, Target};
 use crate::auth::UserInfo;
 
@@ -75,80 +81,170 @@ impl Rule {
 
     /// Whether this rule allows `attributes`.
     pub fn allows(&self, attributes: &Attributes) -> bool {
-        if !any_or(&self.verbs, &attributes.verb) {
-            return false;
-        }
-        match &attributes.target {
-            Target::NonResource { path } => self.non_resource_urls.iter().any(|url| {
-                url == "*"
-                    || url == path
-                    || url
-                        .strip_suffix('*')
-                        .is_some_and(|prefix| path.starts_with(prefix))
-            }),
-            Target::Resource {
-                group,
-                resource,
-                subresource,
-                name,
-                ..
-            } => {
-                any_or(&self.api_groups, group)
-                    && self.resource_matches(resource, subresource)
-                    && (self.resource_names.is_empty()
-                        || (!name.is_empty() && self.resource_names.contains(name)))
-            }
+        allows(
+            Lists {
+                verbs: &self.verbs,
+                api_groups: &self.api_groups,
+                resources: &self.resources,
+                resource_names: &self.resource_names,
+                non_resource_urls: &self.non_resource_urls,
+            },
+            attributes,
+        )
+    }
+}
+
+/// A rule's five lists, of owned or shared strings.
+struct Lists<'r, S> {
+    verbs: &'r [S],
+    api_groups: &'r [S],
+    resources: &'r [S],
+    resource_names: &'r [S],
+    non_resource_urls: &'r [S],
+}
+
+/// Whether a rule of these lists allows `attributes`.
+fn allows<S: AsRef<str>>(rule: Lists<'_, S>, attributes: &Attributes) -> bool {
+    if !any_or(rule.verbs, &attributes.verb) {
+        return false;
+    }
+    match &attributes.target {
+        Target::NonResource { path } => rule.non_resource_urls.iter().map(AsRef::as_ref).any(|url| {
+            url == "*"
+                || url == path
+                || url
+                    .strip_suffix('*')
+                    .is_some_and(|prefix| path.starts_with(prefix))
+        }),
+        Target::Resource {
+            group,
+            resource,
+            subresource,
+            name,
+            ..
+        } => {
+            any_or(rule.api_groups, group)
+                && resource_matches(rule.resources, resource, subresource)
+                && (rule.resource_names.is_empty()
+                    || (!name.is_empty() && rule.resource_names.iter().any(|n| n.as_ref() == name)))
         }
     }
+}
 
-    fn resource_matches(&self, resource: &str, subresource: &str) -> bool {
-        let combined = if subresource.is_empty() {
-            resource.to_string()
-        } else {
-            format!("{resource}/{subresource}")
+fn resource_matches<S: AsRef<str>>(resources: &[S], resource: &str, subresource: &str) -> bool {
+    resources.iter().map(AsRef::as_ref).any(|r| {
+        r == "*"
+            || (subresource.is_empty() && r == resource)
+            || (!subresource.is_empty()
+                && (r.strip_prefix("*/") == Some(subresource)
+                    || r.strip_prefix(resource).and_then(|rest| rest.strip_prefix('/')) == Some(subresource)))
+    })
+}
+
+fn any_or<S: AsRef<str>>(list: &[S], wanted: &str) -> bool {
+    list.iter().map(AsRef::as_ref).any(|x| x == "*" || x == wanted)
+}
+
+/// A rule as the [`Policy`] keeps it: each list shared through its [`Interner`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HeldRule {
+    verbs: Strings,
+    api_groups: Strings,
+    resources: Strings,
+    resource_names: Strings,
+    non_resource_urls: Strings,
+}
+
+impl HeldRule {
+    fn from_json(v: &Value, interner: &mut Interner) -> Self {
+        let mut list = |field: &str| {
+            let items = v
+                .get(field)
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            interner.list(items.iter().filter_map(Value::as_str))
         };
-        self.resources.iter().any(|r| {
-            r == "*"
-                || *r == combined
-                || (!subresource.is_empty() && r.strip_prefix("*/") == Some(subresource))
-        })
+        HeldRule {
+            verbs: list("verbs"),
+            api_groups: list("apiGroups"),
+            resources: list("resources"),
+            resource_names: list("resourceNames"),
+            non_resource_urls: list("nonResourceURLs"),
+        }
+    }
+
+    fn allows(&self, attributes: &Attributes) -> bool {
+        allows(
+            Lists {
+                verbs: &self.verbs,
+                api_groups: &self.api_groups,
+                resources: &self.resources,
+                resource_names: &self.resource_names,
+                non_resource_urls: &self.non_resource_urls,
+            },
+            attributes,
+        )
+    }
+
+    /// The rule as the public [`Rule`].
+    fn to_rule(&self) -> Rule {
+        let owned = |list: &Strings| list.iter().map(|s| s.to_string()).collect();
+        Rule {
+            verbs: owned(&self.verbs),
+            api_groups: owned(&self.api_groups),
+            resources: owned(&self.resources),
+            resource_names: owned(&self.resource_names),
+            non_resource_urls: owned(&self.non_resource_urls),
+        }
     }
 }
 
-fn any_or(list: &[String], wanted: &str) -> bool {
-    list.iter().any(|x| x == "*" || x == wanted)
-}
+/// The rules of a role.
+type HeldRules = Box<[HeldRule]>;
 
 /// A subject of a binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Subject {
-    kind: String,
-    name: String,
-    namespace: String,
+    kind: Arc<str>,
+    name: Arc<str>,
+    namespace: Arc<str>,
+}
+
+/// Which index of ClusterRoleBindings a subject is found in.
+enum SubjectIndex {
+    User(Arc<str>),
+    Group(Arc<str>),
 }
 
 impl Subject {
-    fn from_json(v: &Value) -> Subject {
+    fn from_json(v: &Value, interner: &mut Interner) -> Subject {
         Subject {
-            kind: str_at(v, "/kind").to_string(),
-            name: str_at(v, "/name").to_string(),
-            namespace: str_at(v, "/namespace").to_string(),
+            kind: interner.string(str_at(v, "/kind")),
+            name: interner.string(str_at(v, "/name")),
+            namespace: interner.string(str_at(v, "/namespace")),
         }
     }
 
     /// Whether the subject is `user`; `binding_namespace` is where a RoleBinding lives (a
     /// ServiceAccount subject without namespace means that namespace).
     fn applies_to(&self, user: &UserInfo, binding_namespace: &str) -> bool {
-        match self.kind.as_str() {
-            "User" => user.name == self.name,
-            "Group" => user.groups.contains(&self.name),
+        match &*self.kind {
+            "User" => user.name == *self.name,
+            "Group" => user.groups.iter().any(|g| *g == *self.name),
             "ServiceAccount" => {
                 let ns = if self.namespace.is_empty() {
                     binding_namespace
                 } else {
                     &self.namespace
                 };
-                !ns.is_empty() && user.name == format!("system:serviceaccount:{ns}:{}", self.name)
+                !ns.is_empty()
+                    && user
+                        .name
+                        .strip_prefix("system:serviceaccount:")
+                        .and_then(|rest| rest.strip_prefix(ns))
+                        .and_then(|rest| rest.strip_prefix(':'))
+                        == Some(&*self.name)
             }
             _ => false,
         }
@@ -156,7 +252,7 @@ impl Subject {
 
     /// How a SubjectAccessReview reason names the subject.
     fn describe(&self, binding_namespace: &str) -> String {
-        match self.kind.as_str() {
+        match &*self.kind {
             "ServiceAccount" => {
                 let ns = if self.namespace.is_empty() {
                     binding_namespace
@@ -169,51 +265,48 @@ impl Subject {
         }
     }
 
-    /// The key under which a ClusterRoleBinding's subject is indexed: the user name it stands
-    /// for or the group; `None` for a subject that names no one (a ServiceAccount without
-    /// namespace, an unknown kind).
-    fn cluster_index_key(&self) -> Option<String> {
-        match self.kind.as_str() {
-            "User" => Some(user_key(&self.name)),
-            "Group" => Some(group_key(&self.name)),
-            "ServiceAccount" if !self.namespace.is_empty() => Some(user_key(&format!(
-                "system:serviceaccount:{}:{}",
-                self.namespace, self.name
-            ))),
+    /// Where a ClusterRoleBinding's subject is indexed: the user name it stands for, or the
+    /// group; `None` for a subject that names no one (a ServiceAccount without namespace, an
+    /// unknown kind).
+    fn cluster_index(&self, interner: &mut Interner) -> Option<SubjectIndex> {
+        match &*self.kind {
+            "User" => Some(SubjectIndex::User(self.name.clone())),
+            "Group" => Some(SubjectIndex::Group(self.name.clone())),
+            "ServiceAccount" if !self.namespace.is_empty() => Some(SubjectIndex::User(
+                interner.string(&format!("system:serviceaccount:{}:{}", self.namespace, self.name)),
+            )),
             _ => None,
         }
     }
-}
-
-fn user_key(name: &str) -> String {
-    format!("user:{name}")
-}
-
-fn group_key(name: &str) -> String {
-    format!("group:{name}")
 }
 
 /// A RoleBinding or ClusterRoleBinding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Binding {
     /// `roleRef.kind`: `Role` or `ClusterRole`.
-    role_kind: String,
-    role_name: String,
-    subjects: Vec<Subject>,
+    role_kind: Arc<str>,
+    role_name: Arc<str>,
+    subjects: Box<[Subject]>,
 }
 
 impl Binding {
-    fn from_json(v: &Value) -> Binding {
+    fn from_json(v: &Value, interner: &mut Interner) -> Binding {
         Binding {
-            role_kind: str_at(v, "/roleRef/kind").to_string(),
-            role_name: str_at(v, "/roleRef/name").to_string(),
+            role_kind: interner.string(str_at(v, "/roleRef/kind")),
+            role_name: interner.string(str_at(v, "/roleRef/name")),
             subjects: v
                 .get("subjects")
                 .and_then(Value::as_array)
-                .map(|a| a.iter().map(Subject::from_json).collect())
+                .map(|a| a.iter().map(|s| Subject::from_json(s, interner)).collect())
                 .unwrap_or_default(),
         }
     }
+}
+
+/// The key of a namespaced object in the policy's maps: `namespace/name` (neither contains a
+/// `/`), so that one namespace's objects are a contiguous range in name order.
+fn namespaced_key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
 }
 
 /// Rules that apply to a user, each with where it came from.
@@ -228,22 +321,26 @@ pub struct GrantedRule {
 /// The RBAC objects of a server.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    cluster_roles: BTreeMap<String, Vec<Rule>>,
-    roles: BTreeMap<(String, String), Vec<Rule>>,
-    cluster_role_bindings: BTreeMap<String, Binding>,
-    /// The names of the ClusterRoleBindings naming each subject (see
-    /// [`Subject::cluster_index_key`]), so that a request looks only at the bindings of its user
-    /// and groups: a hub holds one or more ClusterRoleBindings per managed cluster.
-    cluster_bindings_by_subject: HashMap<String, BTreeSet<String>>,
-    /// By namespace, then name.
-    role_bindings: BTreeMap<String, BTreeMap<String, Binding>>,
+    /// The strings and lists the roles and bindings below share.
+    interner: Interner,
+    cluster_roles: BTreeMap<Arc<str>, HeldRules>,
+    /// By [`namespaced_key`].
+    roles: BTreeMap<String, HeldRules>,
+    cluster_role_bindings: BTreeMap<Arc<str>, Binding>,
+    /// The names of the ClusterRoleBindings naming each user and each group (see
+    /// [`Subject::cluster_index`]), so that a request looks only at the bindings of its user and
+    /// groups: a hub holds one or more ClusterRoleBindings per managed cluster.
+    cluster_bindings_by_user: HashMap<Arc<str>, Vec<Arc<str>>>,
+    cluster_bindings_by_group: HashMap<Arc<str>, Vec<Arc<str>>>,
+    /// By [`namespaced_key`]: a namespace's bindings in name order.
+    role_bindings: BTreeMap<String, Binding>,
 }
 
-fn rules_of(object: &Value) -> Vec<Rule> {
+fn rules_of(object: &Value, interner: &mut Interner) -> HeldRules {
     object
         .get("rules")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(Rule::from_json).collect())
+        .map(|a| a.iter().map(|rule| HeldRule::from_json(rule, interner)).collect())
         .unwrap_or_default()
 }
 
@@ -256,31 +353,38 @@ impl Policy {
     /// Adds or replaces an RBAC object (`kind` Role, ClusterRole, RoleBinding or
     /// ClusterRoleBinding; other kinds are ignored).
     pub fn upsert(&mut self, kind: &str, object: &Value) {
-        let name = str_at(object, "/metadata/name").to_string();
-        let ns = str_at(object, "/metadata/namespace").to_string();
+        let name = str_at(object, "/metadata/name");
+        let ns = str_at(object, "/metadata/namespace");
         match kind {
             "ClusterRole" => {
-                self.cluster_roles.insert(name, rules_of(object));
+                let rules = rules_of(object, &mut self.interner);
+                let name = self.interner.string(name);
+                self.cluster_roles.insert(name, rules);
             }
             "Role" => {
-                self.roles.insert((ns, name), rules_of(object));
+                let rules = rules_of(object, &mut self.interner);
+                self.roles.insert(namespaced_key(ns, name), rules);
             }
             "ClusterRoleBinding" => {
-                self.remove_cluster_binding(&name);
-                let binding = Binding::from_json(object);
-                for key in binding.subjects.iter().filter_map(Subject::cluster_index_key) {
-                    self.cluster_bindings_by_subject
-                        .entry(key)
-                        .or_default()
-                        .insert(name.clone());
+                self.remove_cluster_binding(name);
+                let name = self.interner.string(name);
+                let binding = Binding::from_json(object, &mut self.interner);
+                for subject in binding.subjects.iter() {
+                    let index = match subject.cluster_index(&mut self.interner) {
+                        Some(SubjectIndex::User(user)) => self.cluster_bindings_by_user.entry(user),
+                        Some(SubjectIndex::Group(group)) => self.cluster_bindings_by_group.entry(group),
+                        None => continue,
+                    };
+                    let names = index.or_default();
+                    if !names.contains(&name) {
+                        names.push(name.clone());
+                    }
                 }
                 self.cluster_role_bindings.insert(name, binding);
             }
             "RoleBinding" => {
-                self.role_bindings
-                    .entry(ns)
-                    .or_default()
-                    .insert(name, Binding::from_json(object));
+                let binding = Binding::from_json(object, &mut self.interner);
+                self.role_bindings.insert(namespaced_key(ns, name), binding);
             }
             _ => {}
         }
@@ -293,13 +397,11 @@ impl Policy {
                 self.cluster_roles.remove(name);
             }
             "Role" => {
-                self.roles.remove(&(namespace.to_string(), name.to_string()));
+                self.roles.remove(&namespaced_key(namespace, name));
             }
             "ClusterRoleBinding" => self.remove_cluster_binding(name),
             "RoleBinding" => {
-                if let Some(bindings) = self.role_bindings.get_mut(namespace) {
-                    bindings.remove(name);
-                }
+                self.role_bindings.remove(&namespaced_key(namespace, name));
             }
             _ => {}
         }
@@ -309,46 +411,56 @@ impl Policy {
         let Some(old) = self.cluster_role_bindings.remove(name) else {
             return;
         };
-        for key in old.subjects.iter().filter_map(Subject::cluster_index_key) {
-            if let Some(names) = self.cluster_bindings_by_subject.get_mut(&key) {
-                names.remove(name);
+        for subject in old.subjects.iter() {
+            let (index, key) = match subject.cluster_index(&mut self.interner) {
+                Some(SubjectIndex::User(user)) => (&mut self.cluster_bindings_by_user, user),
+                Some(SubjectIndex::Group(group)) => (&mut self.cluster_bindings_by_group, group),
+                None => continue,
+            };
+            if let Some(names) = index.get_mut(&key) {
+                names.retain(|n| **n != *name);
                 if names.is_empty() {
-                    self.cluster_bindings_by_subject.remove(&key);
+                    index.remove(&key);
                 }
             }
         }
     }
 
-    /// The ClusterRoleBindings that may name `user` (by name, as bindings are visited).
-    fn cluster_bindings_of(&self, user: &UserInfo) -> BTreeSet<&str> {
-        std::iter::once(user_key(&user.name))
-            .chain(user.groups.iter().map(|g| group_key(g)))
-            .filter_map(|key| self.cluster_bindings_by_subject.get(&key))
+    /// The ClusterRoleBindings that may name `user`, in name order (as bindings are visited).
+    fn cluster_bindings_of(&self, user: &UserInfo) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .cluster_bindings_by_user
+            .get(user.name.as_str())
+            .into_iter()
+            .chain(
+                user.groups
+                    .iter()
+                    .filter_map(|group| self.cluster_bindings_by_group.get(group.as_str())),
+            )
             .flatten()
-            .map(String::as_str)
-            .collect()
+            .map(|name| &**name)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
-    fn role_rules(&self, binding: &Binding, namespace: &str) -> Option<&Vec<Rule>> {
-        match binding.role_kind.as_str() {
-            "ClusterRole" => self.cluster_roles.get(&binding.role_name),
-            "Role" => self
-                .roles
-                .get(&(namespace.to_string(), binding.role_name.clone())),
+    fn role_rules(&self, binding: &Binding, namespace: &str) -> Option<&HeldRules> {
+        self.held_role(&binding.role_kind, namespace, &binding.role_name)
+    }
+
+    fn held_role(&self, kind: &str, namespace: &str, name: &str) -> Option<&HeldRules> {
+        match kind {
+            "ClusterRole" => self.cluster_roles.get(name),
+            "Role" => self.roles.get(&namespaced_key(namespace, name)),
             _ => None,
         }
     }
 
     /// The rules of the role a binding refers to (`kind` Role or ClusterRole), if it exists.
-    pub fn role(&self, kind: &str, namespace: &str, name: &str) -> Option<&[Rule]> {
-        match kind {
-            "ClusterRole" => self.cluster_roles.get(name).map(Vec::as_slice),
-            "Role" => self
-                .roles
-                .get(&(namespace.to_string(), name.to_string()))
-                .map(Vec::as_slice),
-            _ => None,
-        }
+    pub fn role(&self, kind: &str, namespace: &str, name: &str) -> Option<Vec<Rule>> {
+        self.held_role(kind, namespace, name)
+            .map(|rules| rules.iter().map(HeldRule::to_rule).collect())
     }
 
     /// Visits the rules granted to `user` in `namespace` (cluster-wide ones first) until `visit`
@@ -357,7 +469,7 @@ impl Policy {
         &self,
         user: &UserInfo,
         namespace: &str,
-        visit: &mut dyn FnMut(&Rule, &dyn Fn() -> String) -> bool,
+        visit: &mut dyn FnMut(&HeldRule, &dyn Fn() -> String) -> bool,
     ) {
         for name in self.cluster_bindings_of(user) {
             let Some(binding) = self.cluster_role_bindings.get(name) else {
@@ -377,7 +489,7 @@ impl Policy {
                     subject.describe("")
                 )
             };
-            for rule in rules {
+            for rule in rules.iter() {
                 if !visit(rule, &source) {
                     return;
                 }
@@ -386,10 +498,14 @@ impl Policy {
         if namespace.is_empty() {
             return;
         }
-        let Some(bindings) = self.role_bindings.get(namespace) else {
-            return;
-        };
-        for (name, binding) in bindings {
+        let first = namespaced_key(namespace, "");
+        for (key, binding) in self
+            .role_bindings
+            .range::<str, _>((Bound::Included(first.as_str()), Bound::Unbounded))
+        {
+            let Some(name) = key.strip_prefix(first.as_str()) else {
+                break;
+            };
             let Some(subject) = binding.subjects.iter().find(|s| s.applies_to(user, namespace)) else {
                 continue;
             };
@@ -404,7 +520,7 @@ impl Policy {
                     subject.describe(namespace)
                 )
             };
-            for rule in rules {
+            for rule in rules.iter() {
                 if !visit(rule, &source) {
                     return;
                 }
@@ -415,11 +531,11 @@ impl Policy {
     /// Whether RBAC allows `attributes` for `user`.
     pub fn authorize(&self, user: &UserInfo, attributes: &Attributes) -> Decision {
         let namespace = match &attributes.target {
-            Target::Resource { namespace, .. } => namespace.clone().unwrap_or_default(),
-            Target::NonResource { .. } => String::new(),
+            Target::Resource { namespace, .. } => namespace.as_deref().unwrap_or_default(),
+            Target::NonResource { .. } => "",
         };
         let mut decision = Decision::NoOpinion;
-        self.visit(user, &namespace, &mut |rule, source| {
+        self.visit(user, namespace, &mut |rule, source| {
             if rule.allows(attributes) {
                 decision = Decision::Allow {
                     reason: format!("RBAC: allowed by {}", source()),
@@ -437,7 +553,7 @@ impl Policy {
         let mut out = Vec::new();
         self.visit(user, namespace, &mut |rule, source| {
             out.push(GrantedRule {
-                rule: rule.clone(),
+                rule: rule.to_rule(),
                 source: source(),
             });
             true

@@ -314,3 +314,82 @@ fn cluster_role_bindings_follow_their_subjects_through_updates_and_deletes() {
     p.remove("ClusterRoleBinding", "", "b");
     assert!(!allowed(&p, &sa) && !allowed(&p, &team));
 }
+
+#[test]
+fn role_bindings_of_namespaces_sharing_a_prefix_stay_apart() {
+    let mut p = Policy::new();
+    p.upsert(
+        "ClusterRole",
+        &json!({"metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}),
+    );
+    for (ns, binding) in [("a", "z-last"), ("a-b", "a-first"), ("a.b", "m"), ("ab", "b")] {
+        p.upsert(
+            "RoleBinding",
+            &json!({"metadata": {"name": binding, "namespace": ns},
+                "roleRef": {"kind": "ClusterRole", "name": "reader"},
+                "subjects": [{"kind": "User", "name": format!("user-of-{ns}")}]}),
+        );
+    }
+    for ns in ["a", "a-b", "a.b", "ab"] {
+        for other in ["a", "a-b", "a.b", "ab"] {
+            let d = p.authorize(
+                &user(&format!("user-of-{ns}"), &[]),
+                &res("get", Some(other), "", "configmaps", "", "x"),
+            );
+            assert_eq!(d.allowed(), ns == other, "user of {ns} in {other}: {d:?}");
+        }
+    }
+    // Within a namespace, bindings are visited in name order, as kube lists them.
+    for name in ["c", "b"] {
+        p.upsert(
+            "RoleBinding",
+            &json!({"metadata": {"name": name, "namespace": "a"},
+                "roleRef": {"kind": "ClusterRole", "name": "reader"},
+                "subjects": [{"kind": "Group", "name": "readers"}]}),
+        );
+    }
+    let sources: Vec<String> = p
+        .rules_for(&user("u", &["readers"]), "a")
+        .into_iter()
+        .map(|g| g.source)
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            "RoleBinding \"b/a\" of ClusterRole \"reader\" to Group \"readers\"",
+            "RoleBinding \"c/a\" of ClusterRole \"reader\" to Group \"readers\"",
+        ]
+    );
+    p.remove("RoleBinding", "a", "b");
+    assert_eq!(p.rules_for(&user("u", &["readers"]), "a").len(), 1);
+}
+
+#[test]
+fn roles_handed_out_are_the_rules_as_stored() {
+    let mut p = Policy::new();
+    let rules = json!([
+        {"apiGroups": ["cluster.open-cluster-management.io"], "resources": ["managedclusters"],
+         "resourceNames": ["c1"], "verbs": ["get", "list", "update", "watch"]},
+        {"nonResourceURLs": ["/healthz"], "verbs": ["get"]}
+    ]);
+    for (kind, ns, name) in [
+        ("ClusterRole", "", "c1"),
+        ("Role", "c1", "c1"),
+        ("ClusterRole", "", "c2"),
+    ] {
+        p.upsert(
+            kind,
+            &json!({"metadata": {"name": name, "namespace": ns}, "rules": rules}),
+        );
+    }
+    let expected: Vec<Rule> = rules.as_array().unwrap().iter().map(Rule::from_json).collect();
+    assert_eq!(p.role("ClusterRole", "", "c1"), Some(expected.clone()));
+    assert_eq!(p.role("ClusterRole", "", "c2"), Some(expected.clone()));
+    assert_eq!(p.role("Role", "c1", "c1"), Some(expected));
+    assert_eq!(p.role("Role", "", "c1"), None);
+    assert_eq!(p.role("Binding", "", "c1"), None);
+    p.remove("ClusterRole", "", "c1");
+    assert_eq!(p.role("ClusterRole", "", "c1"), None);
+    assert!(p.role("ClusterRole", "", "c2").is_some());
+}
