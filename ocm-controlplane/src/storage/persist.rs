@@ -26,10 +26,10 @@ pub(super) struct Persist {
 
 /// The page cache redb keeps in memory. Reads are answered from the in-memory index, so redb's
 /// cache only serves the load at start and the pages a commit rewrites; redb's default (1 GiB)
-/// would let it grow to a copy of the whole database in the process's memory. 4 MiB holds the
+/// would let it grow to a copy of the whole database in the process's memory. 1 MiB holds the
 /// b-tree's upper pages, which every commit rewrites; the leaves a commit touches are read from
-/// the OS page cache.
-const CACHE_BYTES: usize = 4 * 1024 * 1024;
+/// the OS page cache (100 000 creates ran as fast as with 4 MiB, docs/performance.md).
+const CACHE_BYTES: usize = 1024 * 1024;
 
 impl Persist {
     /// Opens (or creates) the database, hands every stored object to `load` (key and JSON bytes,
