@@ -342,6 +342,13 @@ async fn serve(
 /// for a stream here where kube-apiserver serves it.
 pub const HTTP2_MAX_STREAMS_PER_CONNECTION: u32 = 1000;
 
+/// Response bytes an HTTP/2 stream may have queued in the connection, waiting for the socket or
+/// the client's flow-control window, before its body is asked for more: 64 KiB (one chunk of a
+/// streamed LIST), not hyper's 400 KiB. A watch's events and a LIST's chunks are made from the
+/// shared storage as the client takes them, so a smaller queue costs no throughput; with 400 KiB,
+/// a hub whose thousand agents were slow to read held up to 20 MiB more in these queues.
+pub const HTTP2_MAX_SEND_BUFFER_PER_STREAM: usize = 64 * 1024;
+
 /// Drives a boxed connection (hyper's HTTP/2 or auto-detecting one) until it ends or `stop` is
 /// set; on stop, shuts it down gracefully (in-flight requests finish) and drives it to its end.
 macro_rules! serve_until_stopped {
@@ -402,6 +409,7 @@ async fn serve_connection(
         let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
         builder
             .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION)
+            .max_send_buf_size(HTTP2_MAX_SEND_BUFFER_PER_STREAM)
             .auto_date_header(false);
         let conn = Box::pin(builder.serve_connection(io, service));
         serve_until_stopped!(conn, stop);
@@ -410,6 +418,7 @@ async fn serve_connection(
         builder
             .http2()
             .max_concurrent_streams(HTTP2_MAX_STREAMS_PER_CONNECTION)
+            .max_send_buf_size(HTTP2_MAX_SEND_BUFFER_PER_STREAM)
             .auto_date_header(false);
         let conn = Box::pin(builder.serve_connection(io, service));
         serve_until_stopped!(conn, stop);
