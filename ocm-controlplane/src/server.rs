@@ -245,6 +245,7 @@ impl ControlPlaneBuilder {
             security,
             audit,
             tokens: tokens.clone(),
+            mutating: Arc::new(tokio::sync::Semaphore::new(http::MAX_MUTATING_REQUESTS_IN_FLIGHT)),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let tasks = vec![
@@ -462,6 +463,12 @@ async fn respond(
             .and_then(|v| v.to_str().ok()),
     );
     let mut audited: Option<Option<crate::auth::Identity>> = None;
+    // Held until the response is made (a mutating request's response is one small document).
+    let _place = if http::is_mutating(&parts.method) {
+        state.mutating.acquire().await.ok()
+    } else {
+        None
+    };
     let resp = match axum::body::to_bytes(Body::new(body), http::MAX_BODY + 1).await {
         Ok(bytes) => match state
             .security

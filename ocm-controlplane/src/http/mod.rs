@@ -42,6 +42,25 @@ pub struct AppState {
     pub audit: Option<Arc<audit::AuditLog>>,
     /// Signs (and verifies) ServiceAccount tokens.
     pub tokens: Arc<crate::rest::token_request::TokenIssuer>,
+    /// Admits mutating requests ([`MAX_MUTATING_REQUESTS_IN_FLIGHT`] at a time); the others wait
+    /// their turn, as kube-apiserver's priority and fairness queues them.
+    pub mutating: Arc<tokio::sync::Semaphore>,
+}
+
+/// Mutating requests (create, update, patch, delete) served at once: kube-apiserver's
+/// `--max-mutating-requests-inflight` default. Each holds its parsed object, patch and admission
+/// state while it runs; a controller reconciling a thousand clusters sends a thousand patches at
+/// once, which then all wait on the same durable commit. Requests beyond the limit wait, body
+/// unread, for a place (kube-apiserver's priority and fairness queues them as well).
+pub const MAX_MUTATING_REQUESTS_IN_FLIGHT: usize = 200;
+
+/// Whether a request of `method` is mutating (and waits for a place among
+/// [`MAX_MUTATING_REQUESTS_IN_FLIGHT`]).
+pub fn is_mutating(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    )
 }
 
 /// The parsed target of a resource request.

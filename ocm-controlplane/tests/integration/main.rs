@@ -11,6 +11,7 @@ mod discovery_v2;
 mod durability;
 mod garbage_collection;
 mod go_clients;
+mod inflight;
 mod kube_client;
 mod kube_runtime;
 mod kubectl;
