@@ -12,7 +12,7 @@
 //! requests naming one of them (so never a list or create); a non-resource URL ending in `*` is
 //! a prefix.
 //!
-//! The policy keeps its rules and bindings with shared strings ([`super::interner`]): a hub's
+//! The policy keeps its rules and bindings with shared strings (`authorization/interner.rs`): a hub's
 //! per-cluster roles and bindings repeat the same verbs, groups, resources and subjects.
 
 use std::collections::{BTreeMap, HashMap};
