@@ -40,6 +40,19 @@ pub struct Rule {
     pub non_resource_urls: Vec<String>,
 }
 
+/// The [`Lists`] of a [`Rule`] or a [`HeldRule`] (same field names, different string types).
+macro_rules! lists_of {
+    ($rule:expr) => {
+        Lists {
+            verbs: &$rule.verbs,
+            api_groups: &$rule.api_groups,
+            resources: &$rule.resources,
+            resource_names: &$rule.resource_names,
+            non_resource_urls: &$rule.non_resource_urls,
+        }
+    };
+}
+
 fn strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
@@ -81,16 +94,7 @@ impl Rule {
 
     /// Whether this rule allows `attributes`.
     pub fn allows(&self, attributes: &Attributes) -> bool {
-        allows(
-            Lists {
-                verbs: &self.verbs,
-                api_groups: &self.api_groups,
-                resources: &self.resources,
-                resource_names: &self.resource_names,
-                non_resource_urls: &self.non_resource_urls,
-            },
-            attributes,
-        )
+        allows(lists_of!(self), attributes)
     }
 }
 
@@ -175,16 +179,7 @@ impl HeldRule {
     }
 
     fn allows(&self, attributes: &Attributes) -> bool {
-        allows(
-            Lists {
-                verbs: &self.verbs,
-                api_groups: &self.api_groups,
-                resources: &self.resources,
-                resource_names: &self.resource_names,
-                non_resource_urls: &self.non_resource_urls,
-            },
-            attributes,
-        )
+        allows(lists_of!(self), attributes)
     }
 
     /// The rule as the public [`Rule`].
