@@ -464,7 +464,7 @@ async fn respond(
     );
     let mut audited: Option<Option<crate::auth::Identity>> = None;
     // Held until the response is made (a mutating request's response is one small document).
-    let _place = if http::is_mutating(&parts.method) {
+    let _place = if http::is_mutating(&parts.method, parts.uri.path()) {
         state.mutating.acquire().await.ok()
     } else {
         None

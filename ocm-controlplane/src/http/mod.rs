@@ -54,13 +54,39 @@ pub struct AppState {
 /// unread, for a place (kube-apiserver's priority and fairness queues them as well).
 pub const MAX_MUTATING_REQUESTS_IN_FLIGHT: usize = 200;
 
-/// Whether a request of `method` is mutating (and waits for a place among
-/// [`MAX_MUTATING_REQUESTS_IN_FLIGHT`]).
-pub fn is_mutating(method: &Method) -> bool {
+/// Whether a request of `method` to `path` is mutating (and waits for a place among
+/// [`MAX_MUTATING_REQUESTS_IN_FLIGHT`]). Reviews (`authorization.k8s.io`'s access reviews,
+/// `authentication.k8s.io`'s token reviews) are created but never stored, and an admission or
+/// conversion webhook asks them while the request it was called for holds its place: they do not
+/// wait, or two hundred webhook-gated writes would wait on their own webhooks' reviews.
+pub fn is_mutating(method: &Method, path: &str) -> bool {
     matches!(
         *method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
-    )
+    ) && !path.starts_with("/apis/authorization.k8s.io/")
+        && !path.starts_with("/apis/authentication.k8s.io/")
+}
+
+#[cfg(test)]
+mod in_flight_tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_mutating_but_reads_and_reviews_are_not() {
+        let cms = "/api/v1/namespaces/a/configmaps";
+        for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+            assert!(is_mutating(&method, cms), "{method}");
+        }
+        assert!(!is_mutating(&Method::GET, cms));
+        assert!(!is_mutating(&Method::GET, "/api/v1/configmaps?watch=true"));
+        for review in [
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            "/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews",
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+        ] {
+            assert!(!is_mutating(&Method::POST, review), "{review}");
+        }
+    }
 }
 
 /// The parsed target of a resource request.
