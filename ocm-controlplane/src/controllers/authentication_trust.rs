@@ -104,7 +104,7 @@ pub async fn run(api: Api, client_ca: String) {
         };
         while let Some(item) = events.next().await {
             match item {
-                Ok(WatchItem::Event(event)) if event.key == key => {
+                Ok(WatchItem::Event(event)) if *event.key == *key => {
                     if let Err(error) = sync(&api, &client_ca).await {
                         tracing::warn!(%error, "could not publish {NAMESPACE}/{NAME}");
                     }

@@ -345,7 +345,7 @@ mod tests {
         let name = name_of(&object).unwrap_or_default().to_string();
         Event {
             kind,
-            key: key(&name),
+            key: key(&name).into(),
             rv: 1,
             object_json: Arc::from(serde_json::to_vec(&object).unwrap()),
             prev_json: None,

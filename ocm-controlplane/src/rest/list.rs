@@ -275,7 +275,7 @@ pub(super) fn selects(bytes: &[u8], opts: &ListOptions) -> bool {
 
 /// A LIST's selected objects (key order), the revision they reflect, the continue token and the
 /// remaining item count.
-type Listed<T> = (Vec<(String, T)>, u64, Option<String>, Option<usize>);
+type Listed<T> = (Vec<(Arc<str>, T)>, u64, Option<String>, Option<usize>);
 
 /// The storage prefix a LIST reads: the resource's (in the request's namespace), narrowed by a
 /// field selector that requires `metadata.namespace` (listing across namespaces) or
@@ -399,7 +399,7 @@ impl Api {
         let mut remaining = 0usize;
         for (key, object) in listed {
             if let Some(sk) = &start_key
-                && key.as_str() < sk.as_str()
+                && &*key < sk.as_str()
             {
                 continue;
             }

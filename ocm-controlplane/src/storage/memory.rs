@@ -157,7 +157,7 @@ impl Change {
         }
         let event = Arc::new(Event {
             kind: self.kind,
-            key: self.key.to_string(),
+            key: self.key.clone(),
             rv: self.rv,
             object_json: self.object.bytes(&self.key)?,
             prev_json: self.prev.as_ref().map(|prev| prev.bytes(&self.key)).transpose()?,
@@ -510,7 +510,7 @@ impl MemoryStorage {
                 .objects
                 .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
                 .take_while(|(k, _)| k.starts_with(prefix))
-                .map(|(k, v)| (k.to_string(), v.clone()))
+                .map(|(k, v)| (k.clone(), v.clone()))
         };
         let Some(at) = at else {
             return Ok(EncodedList {
@@ -530,7 +530,7 @@ impl MemoryStorage {
                 oldest: inner.horizon.max(inner.read_horizon),
             });
         }
-        let mut items: BTreeMap<String, StoredBytes> = current().collect();
+        let mut items: BTreeMap<Arc<str>, StoredBytes> = current().collect();
         for change in inner.history.iter().rev().take_while(|c| c.rv > at) {
             if !change.key.starts_with(prefix) {
                 continue;
@@ -543,7 +543,7 @@ impl MemoryStorage {
                     let prev = prev.bytes(&change.key)?;
                     let prev_rv = rv_of_bytes(&change.key, &prev)?;
                     items.insert(
-                        change.key.to_string(),
+                        change.key.clone(),
                         StoredBytes {
                             rv: prev_rv,
                             bytes: prev,
@@ -567,7 +567,7 @@ impl MemoryStorage {
             .map(|(key, stored)| {
                 let object = super::parse_json(&key, &stored.bytes)?;
                 Ok((
-                    key,
+                    key.to_string(),
                     Stored {
                         rv: stored.rv,
                         object: Arc::new(object),

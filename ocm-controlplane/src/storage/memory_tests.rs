@@ -340,7 +340,7 @@ async fn watchers_wake_for_their_own_resource_type_only() {
         panic!("the CSR's change is ready");
     };
     assert_eq!(
-        (e.rv, e.key.as_str()),
+        (e.rv, &*e.key),
         (51, "/certificates.k8s.io/certificatesigningrequests/c1")
     );
     // A watcher of every type is woken by each.
@@ -374,7 +374,7 @@ async fn a_quiet_types_watcher_outlives_other_types_churn_but_not_its_own() {
     s.create("/g/quiet/b", obj("b")).await.unwrap();
     // The quiet watcher missed nothing of its own: it goes on to its next change.
     let next = quiet.next().await.unwrap().unwrap();
-    assert!(matches!(next, WatchItem::Event(e) if e.rv == 12 && e.key == "/g/quiet/b"));
+    assert!(matches!(next, WatchItem::Event(e) if e.rv == 12 && &*e.key == "/g/quiet/b"));
     // The busy watcher's changes 2..=7 are gone before it read them: it expires.
     let mut expired = false;
     while let Some(item) = busy.next().await {

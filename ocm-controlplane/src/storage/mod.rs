@@ -109,7 +109,7 @@ pub struct StoredBytes {
 #[derive(Debug, Clone)]
 pub struct EncodedList {
     /// `(key, object)` in key order.
-    pub items: Vec<(String, StoredBytes)>,
+    pub items: Vec<(Arc<str>, StoredBytes)>,
     /// The revision the list reflects.
     pub rv: u64,
 }
@@ -144,7 +144,7 @@ pub struct Event {
     /// The kind of change.
     pub kind: EventType,
     /// The key changed.
-    pub key: String,
+    pub key: Arc<str>,
     /// The revision of this change.
     pub rv: u64,
     /// The object after the change, as stored; for deletes the last state with
@@ -243,7 +243,7 @@ pub trait Storage: Send + Sync + 'static {
                             source,
                         })?;
                     Ok((
-                        key,
+                        Arc::from(key),
                         StoredBytes {
                             rv: stored.rv,
                             bytes: Arc::from(bytes),
